@@ -1,0 +1,35 @@
+# fivezero — build, run and test. `make run` plays as a Gomocup brain on stdin/stdout;
+# `make test` runs the whole suite. Both fetch what they need themselves.
+SHELL := /bin/bash
+CARGO ?= cargo
+RELEASE_DIR := target/release
+ENGINE := $(RELEASE_DIR)/pbrain-fivezero
+FUZZ_SECONDS ?= 60
+
+.PHONY: all build run test bench fuzz clean
+
+all: build
+
+## build: release binaries (pbrain-fivezero, fivezero-tools, trainer) under target/release
+build:
+	$(CARGO) build --release --workspace --bins
+
+## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout
+run: build
+	@$(ENGINE)
+
+## test: every unit, property and black-box test (the black-box ones drive the release binaries)
+test: build
+	$(CARGO) test --release --workspace
+
+## bench: criterion benches and the engine's bench signature
+bench: build
+	$(CARGO) bench -p engine
+	$(ENGINE) bench
+
+## fuzz: run the protocol parser fuzz target for FUZZ_SECONDS (default 60)
+fuzz:
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,1 @@
+//! Shared harness for the black-box tests: where the built binaries are, and how to drive them.

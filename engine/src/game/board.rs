@@ -1,0 +1,446 @@
+//! The board: stones, move history, zobrist hash and incrementally maintained line patterns.
+//!
+//! Cells live in a padded 32x32 array (`Pos` indexes it) with walls around the playable area, so
+//! the four line directions are constant index steps and no bounds checks are needed while
+//! walking a line. Each cell keeps a 20-bit key per direction describing its 10 neighbours on that
+//! line; placing or removing a stone updates 40 keys and re-reads the patterns of those cells for
+//! both colours from the precomputed tables.
+
+use super::forbidden;
+use super::pattern::{self, CellThreats, FiveRule, Pattern, PatternTable};
+use super::pos::{CELLS, Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, PAD, Pos, Rule, STRIDE};
+use super::zobrist::ZOBRIST;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Cell {
+    Empty = 0,
+    Black = 1,
+    White = 2,
+    Wall = 3,
+}
+
+impl Cell {
+    #[inline]
+    pub fn stone(c: Color) -> Cell {
+        match c {
+            Color::Black => Cell::Black,
+            Color::White => Cell::White,
+        }
+    }
+    #[inline]
+    pub fn color(self) -> Option<Color> {
+        match self {
+            Cell::Black => Some(Color::Black),
+            Cell::White => Some(Color::White),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("unsupported board size {width}x{height} (each side must be {MIN_SIZE}..={MAX_SIZE})")]
+    BadSize { width: usize, height: usize },
+    #[error("point {x},{y} is off the {width}x{height} board")]
+    OffBoard { x: i64, y: i64, width: usize, height: usize },
+    #[error("point {0} is already occupied")]
+    Occupied(Pos),
+    #[error("point {0} is forbidden for black under renju")]
+    Forbidden(Pos),
+    #[error("the board is full")]
+    Full,
+    #[error("no move to take back")]
+    NothingToUndo,
+}
+
+#[derive(Clone)]
+pub struct Board {
+    width: usize,
+    height: usize,
+    rule: Rule,
+    cells: Box<[Cell; CELLS]>,
+    keys: Box<[[u32; 4]; CELLS]>,
+    patterns: Box<[[[Pattern; 4]; 2]; CELLS]>,
+    history: Vec<(Pos, Color)>,
+    stones: [usize; 2],
+    hash: u64,
+    tables: [&'static PatternTable; 2],
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "Board {}x{} {} moves={:?}", self.width, self.height, self.rule, self.moves())?;
+        for y in 0..self.height {
+            for x in 0..self.width {
+                let c = match self.cells[Pos::new(x, y).index()] {
+                    Cell::Black => 'X',
+                    Cell::White => 'O',
+                    _ => '.',
+                };
+                write!(f, "{c}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl Board {
+    /// An empty `width` x `height` board (each side 5..=22) under `rule`.
+    ///
+    /// # Errors
+    /// `GameError::BadSize` for an unsupported size.
+    pub fn new(width: usize, height: usize, rule: Rule) -> Result<Board, GameError> {
+        if !(MIN_SIZE..=MAX_SIZE).contains(&width) || !(MIN_SIZE..=MAX_SIZE).contains(&height) {
+            return Err(GameError::BadSize { width, height });
+        }
+        let five_rules = match rule {
+            Rule::Freestyle => [FiveRule::AtLeast, FiveRule::AtLeast],
+            Rule::Standard => [FiveRule::Exact, FiveRule::Exact],
+            Rule::Renju => [FiveRule::Exact, FiveRule::AtLeast],
+            Rule::Caro => [FiveRule::Caro, FiveRule::Caro],
+        };
+        let mut board = Board {
+            width,
+            height,
+            rule,
+            cells: Box::new([Cell::Wall; CELLS]),
+            keys: Box::new([[0; 4]; CELLS]),
+            patterns: Box::new([[[Pattern::Dead; 4]; 2]; CELLS]),
+            history: Vec::with_capacity(width * height),
+            stones: [0, 0],
+            hash: 0,
+            tables: [pattern::table(five_rules[0]), pattern::table(five_rules[1])],
+        };
+        for y in 0..height {
+            for x in 0..width {
+                board.cells[Pos::new(x, y).index()] = Cell::Empty;
+            }
+        }
+        for p in board.points().collect::<Vec<_>>() {
+            for (d, &step) in DIRECTIONS.iter().enumerate() {
+                let mut key = 0u32;
+                for offset in -5isize..=5 {
+                    if offset != 0 {
+                        let code = board.cells[p.offset(offset * step).index()] as u32;
+                        key |= code << (2 * pattern::slot(offset));
+                    }
+                }
+                board.keys[p.index()][d] = key;
+            }
+            board.refresh_patterns(p);
+        }
+        Ok(board)
+    }
+
+    /// Every pattern table a board can use, built now so the first game does not pay for it.
+    pub fn warm_up() {
+        for rule in [FiveRule::AtLeast, FiveRule::Exact, FiveRule::Caro] {
+            pattern::table(rule);
+        }
+    }
+
+    #[inline]
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    #[inline]
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    #[inline]
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// Is (x, y) on the board?
+    #[inline]
+    pub fn contains(&self, x: i64, y: i64) -> bool {
+        x >= 0 && y >= 0 && (x as usize) < self.width && (y as usize) < self.height
+    }
+
+    /// The point (x, y), if it is on the board.
+    ///
+    /// # Errors
+    /// `GameError::OffBoard` otherwise.
+    pub fn pos(&self, x: i64, y: i64) -> Result<Pos, GameError> {
+        if self.contains(x, y) {
+            Ok(Pos::new(x as usize, y as usize))
+        } else {
+            Err(GameError::OffBoard { x, y, width: self.width, height: self.height })
+        }
+    }
+
+    /// Every point of the board, row by row.
+    pub fn points(&self) -> impl Iterator<Item = Pos> + use<> {
+        let (w, h) = (self.width, self.height);
+        (0..h).flat_map(move |y| (0..w).map(move |x| Pos::new(x, y)))
+    }
+
+    /// Row-major index `y * width + x` of a point (policy and feature layouts use it).
+    #[inline]
+    pub fn dense_index(&self, p: Pos) -> usize {
+        p.y() * self.width + p.x()
+    }
+
+    /// The point at a row-major index.
+    #[inline]
+    pub fn from_dense(&self, i: usize) -> Pos {
+        Pos::new(i % self.width, i / self.width)
+    }
+
+    #[inline]
+    pub fn cell(&self, p: Pos) -> Cell {
+        self.cells[p.index()]
+    }
+    #[inline]
+    pub fn is_empty(&self, p: Pos) -> bool {
+        self.cells[p.index()] == Cell::Empty
+    }
+    #[inline]
+    pub fn is_on_board(&self, p: Pos) -> bool {
+        p.index() < CELLS && self.cells[p.index()] != Cell::Wall
+    }
+
+    /// Black moves when both colours have as many stones; otherwise the side with fewer stones.
+    #[inline]
+    pub fn side_to_move(&self) -> Color {
+        if self.stones[0] <= self.stones[1] { Color::Black } else { Color::White }
+    }
+    #[inline]
+    pub fn stone_count(&self, c: Color) -> usize {
+        self.stones[c.index()]
+    }
+    #[inline]
+    pub fn move_count(&self) -> usize {
+        self.history.len()
+    }
+    pub fn moves(&self) -> Vec<Pos> {
+        self.history.iter().map(|&(p, _)| p).collect()
+    }
+    /// Moves with the colour that played each, oldest first.
+    pub fn history(&self) -> &[(Pos, Color)] {
+        &self.history
+    }
+    #[inline]
+    pub fn last_move(&self) -> Option<Pos> {
+        self.history.last().map(|&(p, _)| p)
+    }
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.history.len() >= self.width * self.height
+    }
+    /// Zobrist hash of the stones (the side to move follows from the stone counts).
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The pattern `c` would make on line `dir` by playing the empty point `p`.
+    #[inline]
+    pub fn pattern(&self, p: Pos, c: Color, dir: usize) -> Pattern {
+        self.patterns[p.index()][c.index()][dir]
+    }
+    /// The four line patterns `c` would make by playing the empty point `p`.
+    #[inline]
+    pub fn threats(&self, p: Pos, c: Color) -> CellThreats {
+        CellThreats { patterns: self.patterns[p.index()][c.index()] }
+    }
+
+    /// Would `c` win by playing the empty point `p`?
+    #[inline]
+    pub fn makes_five(&self, p: Pos, c: Color) -> bool {
+        self.patterns[p.index()][c.index()].contains(&Pattern::Five)
+    }
+
+    /// Is the empty point `p` forbidden for black (renju only)?
+    pub fn is_forbidden(&self, p: Pos) -> bool {
+        self.rule == Rule::Renju && self.is_empty(p) && forbidden::is_forbidden(self, p)
+    }
+
+    /// Can the side to move play `p`?
+    pub fn is_legal(&self, p: Pos) -> bool {
+        self.is_on_board(p)
+            && self.is_empty(p)
+            && !(self.side_to_move() == Color::Black && self.is_forbidden(p))
+    }
+
+    pub fn legal_moves(&self) -> Vec<Pos> {
+        self.points().filter(|&p| self.is_legal(p)).collect()
+    }
+
+    /// Plays `p` for the side to move.
+    ///
+    /// # Errors
+    /// Off-board, occupied, or forbidden for black under renju; the board is unchanged then.
+    pub fn play(&mut self, p: Pos) -> Result<(), GameError> {
+        self.check_empty(p)?;
+        let c = self.side_to_move();
+        if c == Color::Black && self.is_forbidden(p) {
+            return Err(GameError::Forbidden(p));
+        }
+        self.place_unchecked(p, c);
+        Ok(())
+    }
+
+    /// Puts a stone of colour `c` on `p` (position set-up: no turn order, no forbidden check).
+    ///
+    /// # Errors
+    /// Off-board or occupied; the board is unchanged then.
+    pub fn place(&mut self, p: Pos, c: Color) -> Result<(), GameError> {
+        self.check_empty(p)?;
+        self.place_unchecked(p, c);
+        Ok(())
+    }
+
+    fn check_empty(&self, p: Pos) -> Result<(), GameError> {
+        if !self.is_on_board(p) {
+            return Err(GameError::OffBoard {
+                x: p.x() as i64,
+                y: p.y() as i64,
+                width: self.width,
+                height: self.height,
+            });
+        }
+        if !self.is_empty(p) {
+            return Err(GameError::Occupied(p));
+        }
+        Ok(())
+    }
+
+    /// Puts a stone without checks. The caller guarantees `p` is an empty on-board point.
+    #[inline]
+    pub fn place_unchecked(&mut self, p: Pos, c: Color) {
+        debug_assert!(self.is_on_board(p) && self.is_empty(p), "place_unchecked on {p:?}");
+        self.cells[p.index()] = Cell::stone(c);
+        self.hash ^= ZOBRIST[c.index()][p.index()];
+        self.stones[c.index()] += 1;
+        self.history.push((p, c));
+        self.update_neighbours(p, Cell::stone(c) as u32);
+    }
+
+    /// Plays `p` for the side to move without checks (search code that already knows it is legal).
+    #[inline]
+    pub fn play_unchecked(&mut self, p: Pos) {
+        let c = self.side_to_move();
+        self.place_unchecked(p, c);
+    }
+
+    /// Takes back the last stone placed.
+    pub fn undo(&mut self) -> Option<Pos> {
+        let (p, c) = self.history.pop()?;
+        self.cells[p.index()] = Cell::Empty;
+        self.hash ^= ZOBRIST[c.index()][p.index()];
+        self.stones[c.index()] -= 1;
+        self.update_neighbours(p, Cell::Empty as u32);
+        self.refresh_patterns(p);
+        Some(p)
+    }
+
+    /// Removes a specific stone (protocol TAKEBACK may name any point); history order of the
+    /// remaining stones is kept.
+    ///
+    /// # Errors
+    /// `NothingToUndo` if there is no stone on `p`.
+    pub fn remove(&mut self, p: Pos) -> Result<(), GameError> {
+        let Some(i) = self.history.iter().rposition(|&(q, _)| q == p) else {
+            return Err(GameError::NothingToUndo);
+        };
+        let later: Vec<(Pos, Color)> = self.history[i + 1..].to_vec();
+        for _ in 0..later.len() + 1 {
+            self.undo();
+        }
+        for (q, c) in later {
+            self.place_unchecked(q, c);
+        }
+        Ok(())
+    }
+
+    /// Writes `code` (a `Cell` value) into the keys of the 40 line neighbours of `p` and refreshes
+    /// their patterns.
+    #[inline]
+    fn update_neighbours(&mut self, p: Pos, code: u32) {
+        for (d, &step) in DIRECTIONS.iter().enumerate() {
+            for k in 1..=5isize {
+                // p sits at offset -k from the cell k steps ahead, and at +k from the one behind.
+                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
+                    let shift = 2 * pattern::slot(offset);
+                    let key = &mut self.keys[q.index()][d];
+                    *key = (*key & !(3 << shift)) | (code << shift);
+                    if self.cells[q.index()] == Cell::Empty {
+                        let key = *key;
+                        self.patterns[q.index()][0][d] = self.tables[0][key as usize];
+                        self.patterns[q.index()][1][d] =
+                            self.tables[1][pattern::swap_colors(key) as usize];
+                    }
+                }
+            }
+        }
+    }
+
+    fn refresh_patterns(&mut self, p: Pos) {
+        for d in 0..4 {
+            let key = self.keys[p.index()][d];
+            self.patterns[p.index()][0][d] = self.tables[0][key as usize];
+            self.patterns[p.index()][1][d] = self.tables[1][pattern::swap_colors(key) as usize];
+        }
+    }
+
+    /// Does the stone on `p` stand in a winning five (per the rule, for its colour)?
+    pub fn is_five_at(&self, p: Pos) -> bool {
+        let Some(c) = self.cells[p.index()].color() else { return false };
+        let own = Cell::stone(c);
+        DIRECTIONS.iter().any(|&step| {
+            let mut back = 1;
+            while self.cells[p.offset(-back * step).index()] == own {
+                back += 1;
+            }
+            let mut ahead = 1;
+            while self.cells[p.offset(ahead * step).index()] == own {
+                ahead += 1;
+            }
+            let len = (back + ahead - 1) as usize;
+            let blocked = |cell: Cell| cell == Cell::stone(c.opp());
+            match (self.rule, c) {
+                (Rule::Freestyle, _) | (Rule::Renju, Color::White) => len >= 5,
+                (Rule::Standard, _) | (Rule::Renju, Color::Black) => len == 5,
+                (Rule::Caro, _) => {
+                    len == 5
+                        && !(blocked(self.cells[p.offset(-back * step).index()])
+                            && blocked(self.cells[p.offset(ahead * step).index()]))
+                }
+            }
+        })
+    }
+
+    /// The winner, if the last move made a winning five.
+    pub fn winner(&self) -> Option<Color> {
+        let (p, c) = *self.history.last()?;
+        self.is_five_at(p).then_some(c)
+    }
+
+    /// Empty points within `radius` (Chebyshev distance) of any stone, in board order; the whole
+    /// centre point when the board is empty.
+    pub fn candidates(&self, radius: usize) -> Vec<Pos> {
+        if self.history.is_empty() {
+            return vec![Pos::new(self.width / 2, self.height / 2)];
+        }
+        let mut mark = [false; CELLS];
+        let r = radius.min(PAD) as isize;
+        for &(p, _) in &self.history {
+            for dy in -r..=r {
+                for dx in -r..=r {
+                    let q = p.offset(dy * STRIDE as isize + dx);
+                    if q.index() < CELLS {
+                        mark[q.index()] = true;
+                    }
+                }
+            }
+        }
+        self.points().filter(|p| mark[p.index()] && self.is_empty(*p)).collect()
+    }
+}
+
+// The padded layout must hold a full window beyond the largest board on every side.
+const _: () = assert!(MAX_SIZE + 2 * PAD <= STRIDE);

@@ -1,0 +1,1 @@
+//! Classical pattern evaluator (being written).

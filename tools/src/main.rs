@@ -1,6 +1,39 @@
-//! `fivezero-tools`: the manager side of fivezero (tournaments, tactics, benchmarks, models).
+//! `fivezero-tools`: the manager side of fivezero (tournaments, Elo math; later tactics,
+//! benchmarks, models). Adding a subcommand = one `Cmd` variant + one module with `Args`/`run`.
 
-fn main() {
-    eprintln!("fivezero-tools: no subcommands yet");
-    std::process::exit(2);
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "fivezero-tools",
+    version,
+    about = "fivezero tools: tournaments, Elo/SPRT"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Play Gomocup engines against each other (round-robin or gauntlet) with Elo and SPRT.
+    Tournament(tools::tournament::Args),
+    /// Elo, error bar, LOS and SPRT for given win/draw/loss counts.
+    Elo(tools::elo::Args),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().cmd {
+        Cmd::Tournament(a) => tools::tournament::run(a).map(|_| ()),
+        Cmd::Elo(a) => tools::elo::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fivezero-tools: error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,0 +1,12 @@
+//! fivezero-tools as a library: the manager side of fivezero. Each subcommand of the
+//! `fivezero-tools` binary is one module here with an `Args` (clap) and a `run`.
+//!
+//! - `stats`      — Elo, error bars, LOS, SPRT (pure math).
+//! - `tournament` — engine matches over the Gomocup protocol.
+//! - `elo`        — the `elo` subcommand: `stats` on counts given on the command line.
+//!
+//! Depends on `protocol` and `engine::game` (rules for adjudication); never on the engine's search.
+
+pub mod elo;
+pub mod stats;
+pub mod tournament;

@@ -1,0 +1,491 @@
+//! `fivezero-tools tournament`: plays Gomocup engines against each other (round-robin or
+//! gauntlet) with referee-grade time, memory and legality enforcement, and reports results,
+//! Elo, SPRT, a game record file and a JSON summary.
+//!
+//! Layout: `spec` (engine command lines), `openings` (opening files), `process` + `memory` +
+//! `log` (child processes), `game` (one game, adjudication), `report` (tallies and output);
+//! this file holds the CLI arguments and the scheduler (worker threads, each with its own
+//! engine processes kept alive between games). Depends on `engine::game`, `protocol`, `stats`.
+
+pub mod game;
+pub mod log;
+pub mod memory;
+pub mod openings;
+pub mod process;
+pub mod report;
+pub mod spec;
+
+use std::collections::VecDeque;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engine::game::{Board, Rule};
+
+use crate::stats::SprtParams;
+use game::{GameConfig, GameRecord, play_game};
+use log::Logger;
+use openings::{Opening, OpeningFormat};
+use process::{EngineProcess, Exit};
+use report::{EngineTotals, PairTotals, Summary, Tally};
+use spec::EngineSpec;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Every engine against every other.
+    RoundRobin,
+    /// The first engine against each of the others.
+    Gauntlet,
+}
+
+const AFTER_HELP: &str = "\
+ENGINE SPEC
+  --engine takes comma-separated key=value pairs (c-gomoku-cli style):
+    cmd=PATH    the program (required); a bare name is searched in PATH
+    name=X      display name (default: the program's file name; duplicates get #2, #3 ...)
+    arg=A       one command-line argument, repeat for more (no commas inside)
+    dir=D       working directory of the process (default: the manager's)
+    env=K=V     an environment variable for the process, repeatable
+  e.g. --engine cmd=target/release/pbrain-fivezero,name=fz --engine cmd=./pbrain-rapfi,dir=/opt/rapfi
+
+OPENINGS (--openings FILE, one opening per line, black first; '#' comments)
+  offset     c-gomoku-cli style, x,y relative to the centre:   0,0, 1,0, -1,1
+  absolute   0-based protocol coordinates x,y:                 7,7 8,7 6,8
+  algebraic  column letter + row counted from the bottom:      h8 i8 g7   (h8 = centre of 15x15)
+  --openings-format auto picks: letters -> algebraic; a negative number or ', ' -> offset;
+  else absolute. Stones are replayed on the rules core: off-board, duplicate, renju-forbidden
+  stones or a finished five are errors. Game g of a pair uses opening g (with --repeat: g/2,
+  colours swapped on the second game); the list wraps around.
+
+TIME AND FORFEITS
+  Per move the deadline is min(turn limit, time left) + tolerance after the command is sent.
+  Losses by forfeit (counted per reason): spawn, start (no OK to START / ERROR), timeout,
+  crash, occupied, off-board, forbidden (renju foul), pass, garbled (a line that is no move and
+  no MESSAGE/DEBUG/ERROR/UNKNOWN), memory (private memory of the process tree over
+  --max-memory, checked after each move). After spawn/start/timeout/crash/garbled/memory the
+  engine is killed and restarted for its next game. At the end engines get END and are killed
+  if still running after --end-grace-ms.";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// An engine to play (at least two; see ENGINE SPEC below).
+    #[arg(long = "engine", value_name = "SPEC", required = true)]
+    pub engines: Vec<String>,
+    #[arg(long, value_enum, default_value = "round-robin")]
+    pub mode: Mode,
+    /// Games per pair of engines.
+    #[arg(long, default_value_t = 2)]
+    pub games: u64,
+    /// Games played at the same time (each worker keeps its own engine processes).
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Play each opening twice with colours swapped.
+    #[arg(long)]
+    pub repeat: bool,
+    /// freestyle, standard, renju, caro, or the Gomocup rule number 0, 1, 4, 8.
+    #[arg(long, default_value = "freestyle", value_parser = parse_rule)]
+    pub rule: Rule,
+    /// Board size: N (square) or WxH.
+    #[arg(long, default_value = "15", value_parser = parse_size)]
+    pub size: (usize, usize),
+    #[arg(long, value_name = "FILE")]
+    pub openings: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub openings_format: OpeningFormat,
+    /// Time per move in ms (INFO timeout_turn); must be at least 1.
+    #[arg(long = "turn-ms", alias = "timeout-turn", default_value_t = 5000)]
+    pub turn_ms: u64,
+    /// Time per game and engine in ms (INFO timeout_match); omit for no match clock.
+    #[arg(long = "match-ms", alias = "timeout-match")]
+    pub match_ms: Option<u64>,
+    /// Grace added to every deadline, ms (Piskvork and GomocupJudge use 1000).
+    #[arg(long = "tolerance-ms", default_value_t = 1000)]
+    pub tolerance_ms: u64,
+    /// Time for the OK to START, ms [default: max(5000, turn + tolerance)].
+    #[arg(long = "start-timeout-ms")]
+    pub start_timeout_ms: Option<u64>,
+    /// Memory limit per engine (private memory of its process tree), e.g. 367001600, 350M, 1G.
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+    /// Draw when this many stones are on the board [default: 200 for renju 15x15, else 0 = full board].
+    #[arg(long)]
+    pub draw_after: Option<usize>,
+    /// Send YXSTOP at turn limit + tolerance/2, as c-gomoku-cli does.
+    #[arg(long)]
+    pub yxstop: bool,
+    /// Stop (SIGSTOP) engines while it is not their turn, as GomocupJudge does.
+    #[arg(long)]
+    pub suspend: bool,
+    /// How long an engine may take to exit after END before it is killed, ms.
+    #[arg(long = "end-grace-ms", default_value_t = 1000)]
+    pub end_grace_ms: u64,
+    /// End lines sent to engines with CRLF (Piskvork) instead of LF (c-gomoku-cli).
+    #[arg(long)]
+    pub crlf: bool,
+    /// Sequential test of the first pair, e.g. elo0=0,elo1=5,alpha=0.05,beta=0.05; stops early.
+    #[arg(long, value_parser = SprtParams::parse)]
+    pub sprt: Option<SprtParams>,
+    /// Game record file (PGN-like: tags, moves in algebraic notation, result and reason).
+    #[arg(long, value_name = "FILE")]
+    pub pgn: Option<PathBuf>,
+    /// JSON summary for scripts.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Log every line exchanged with the engines.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// No progress line.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "freestyle" | "0" => Ok(Rule::Freestyle),
+        "standard" | "1" => Ok(Rule::Standard),
+        "renju" | "4" => Ok(Rule::Renju),
+        "caro" | "8" => Ok(Rule::Caro),
+        _ => Err(format!(
+            "unknown rule `{s}` (freestyle, standard, renju, caro, 0, 1, 4, 8)"
+        )),
+    }
+}
+
+fn parse_size(s: &str) -> Result<(usize, usize), String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("bad board size `{s}`"))
+    };
+    match s.split_once(['x', 'X', ',']) {
+        Some((w, h)) => Ok((num(w)?, num(h)?)),
+        None => num(s).map(|n| (n, n)),
+    }
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("bad memory size `{s}`"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("bad memory unit in `{s}` (K, M, G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("memory size `{s}` too large"))
+}
+
+/// One scheduled game.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    black: usize,
+    white: usize,
+    opening: Option<usize>,
+}
+
+/// Everything a worker needs, shared read-only.
+struct Shared {
+    specs: Vec<EngineSpec>,
+    cfg: GameConfig,
+    openings: Vec<Opening>,
+    queue: Mutex<VecDeque<Job>>,
+    stop: AtomicBool,
+    log: Logger,
+    crlf: bool,
+    end_grace: Duration,
+}
+
+enum WorkerMsg {
+    Game(Job, Box<GameRecord>),
+    Done {
+        restarts: Vec<u64>,
+        end_kills: Vec<u64>,
+    },
+}
+
+/// Validates the arguments, plays the tournament, prints and writes the reports.
+pub fn run(args: Args) -> Result<Summary, String> {
+    let (width, height) = args.size;
+    Board::new(width, height, args.rule).map_err(|e| format!("--size: {e}"))?;
+    if args.turn_ms == 0 {
+        return Err("--turn-ms must be at least 1 ms (0 leaves only the tolerance to move)".into());
+    }
+    if args.match_ms == Some(0) {
+        return Err("--match-ms must be at least 1 ms; omit it for no match clock".into());
+    }
+    if args.games == 0 {
+        return Err("--games must be at least 1".into());
+    }
+    let mut specs = args
+        .engines
+        .iter()
+        .map(|s| EngineSpec::parse(s).and_then(EngineSpec::resolve))
+        .collect::<Result<Vec<_>, _>>()?;
+    if specs.len() < 2 {
+        return Err("a tournament needs at least two --engine".into());
+    }
+    spec::uniquify_names(&mut specs);
+    if args.sprt.is_some() && specs.len() != 2 {
+        return Err("--sprt needs exactly two engines".into());
+    }
+    let openings = match &args.openings {
+        None => Vec::new(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("openings file `{}`: {e}", p.display()))?;
+            let o =
+                openings::parse_openings(&text, args.openings_format, width, height, args.rule)?;
+            if o.is_empty() {
+                return Err(format!("openings file `{}` has no openings", p.display()));
+            }
+            o
+        }
+    };
+    let draw_after = match args.draw_after {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if args.rule == Rule::Renju && (width, height) == (15, 15) => Some(200),
+        None => None,
+    };
+    let cfg = GameConfig {
+        width,
+        height,
+        rule: args.rule,
+        turn_ms: args.turn_ms,
+        match_ms: args.match_ms,
+        tolerance_ms: args.tolerance_ms,
+        start_timeout_ms: args
+            .start_timeout_ms
+            .unwrap_or((args.turn_ms + args.tolerance_ms).max(5000)),
+        max_memory: args.max_memory,
+        draw_after,
+        yxstop: args.yxstop,
+        suspend: args.suspend,
+    };
+    let pairs: Vec<(usize, usize)> = match args.mode {
+        Mode::RoundRobin => (0..specs.len())
+            .flat_map(|a| (a + 1..specs.len()).map(move |b| (a, b)))
+            .collect(),
+        Mode::Gauntlet => (1..specs.len()).map(|b| (0, b)).collect(),
+    };
+    // Round-major order keeps every pair progressing evenly (matters for SPRT and early stops).
+    let mut jobs = VecDeque::new();
+    for g in 0..args.games {
+        for &(a, b) in &pairs {
+            let (black, white) = if g % 2 == 0 { (a, b) } else { (b, a) };
+            let idx = if args.repeat { g / 2 } else { g };
+            let opening = (!openings.is_empty()).then(|| idx as usize % openings.len());
+            jobs.push_back(Job {
+                black,
+                white,
+                opening,
+            });
+        }
+    }
+    let summary = Summary {
+        rule: args.rule.to_string(),
+        width,
+        height,
+        games_planned: jobs.len() as u64,
+        games_played: 0,
+        engines: specs
+            .iter()
+            .map(|s| EngineTotals {
+                name: s.name.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        pairs: pairs
+            .iter()
+            .map(|&(a, b)| PairTotals {
+                first: specs[a].name.clone(),
+                second: specs[b].name.clone(),
+                wins: 0,
+                draws: 0,
+                losses: 0,
+                score: None,
+                elo: None,
+                elo_error95: None,
+                los: None,
+                a,
+                b,
+            })
+            .collect(),
+        sprt: None,
+        manager_overhead_mean_us: 0.0,
+        manager_overhead_max_us: 0.0,
+        games: Vec::new(),
+    };
+    let mut tally = Tally::new(summary, args.sprt);
+    let log = match &args.log {
+        Some(p) => Logger::to_file(p)?,
+        None => Logger::disabled(),
+    };
+    let mut pgn = match &args.pgn {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("record file `{}`: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let workers = args.concurrency.clamp(1, jobs.len().max(1));
+    let shared = Arc::new(Shared {
+        specs,
+        cfg,
+        openings,
+        queue: Mutex::new(jobs),
+        stop: AtomicBool::new(false),
+        log: log.clone(),
+        crlf: args.crlf,
+        end_grace: Duration::from_millis(args.end_grace_ms),
+    });
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut handles = Vec::new();
+    for w in 0..workers {
+        let (sh, tx) = (shared.clone(), tx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("worker-{w}"))
+            .spawn(move || worker(&sh, &tx))
+            .map_err(|e| format!("cannot start worker thread: {e}"))?;
+        handles.push(h);
+    }
+    drop(tx);
+    let tty = std::io::stderr().is_terminal();
+    let rule_name = args.rule.to_string();
+    for msg in rx {
+        match msg {
+            WorkerMsg::Game(job, rec) => {
+                let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
+                tally.add(job.black, job.white, opening_text.clone(), &rec);
+                let number = tally.summary.games_played;
+                if let Some(w) = pgn.as_mut() {
+                    let (b, wh) = (&shared.specs[job.black].name, &shared.specs[job.white].name);
+                    let text = report::record_text(
+                        number,
+                        b,
+                        wh,
+                        &rule_name,
+                        (width, height),
+                        opening_text.as_deref(),
+                        &rec,
+                    );
+                    let _ = w.write_all(text.as_bytes()).and_then(|_| w.flush());
+                }
+                if !args.quiet {
+                    let line = tally.progress_line();
+                    if tty {
+                        eprint!("\r{line}\x1b[K");
+                    } else {
+                        eprintln!("{line}");
+                    }
+                }
+                if tally.sprt_decision().is_some() {
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            WorkerMsg::Done {
+                restarts,
+                end_kills,
+            } => tally.add_process_counts(&restarts, &end_kills),
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    if !args.quiet && tty {
+        eprintln!();
+    }
+    log.flush();
+    print!("{}", tally.final_report());
+    if let Some(p) = &args.json {
+        let text =
+            serde_json::to_string_pretty(&tally.summary).map_err(|e| format!("json: {e}"))?;
+        std::fs::write(p, text + "\n").map_err(|e| format!("json file `{}`: {e}", p.display()))?;
+    }
+    Ok(tally.summary)
+}
+
+/// Plays jobs from the queue until it is empty or the tournament stops; keeps one process per
+/// engine alive across games and restarts those that died or were killed.
+fn worker(sh: &Shared, tx: &crossbeam_channel::Sender<WorkerMsg>) {
+    let n = sh.specs.len();
+    let mut procs: Vec<Option<EngineProcess>> = (0..n).map(|_| None).collect();
+    let mut started = vec![0u64; n];
+    loop {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let Some(job) = sh.queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+            break;
+        };
+        let mut taken: [Result<EngineProcess, String>; 2] = [job.black, job.white].map(|e| {
+            if let Some(p) = procs[e].as_mut()
+                && !p.is_alive()
+            {
+                procs[e] = None;
+            }
+            match procs[e].take() {
+                Some(p) => Ok(p),
+                None => {
+                    started[e] += 1;
+                    EngineProcess::spawn(&sh.specs[e], sh.log.clone(), sh.crlf)
+                }
+            }
+        });
+        let opening = job.opening.map(|i| &sh.openings[i]);
+        let [b, w] = &mut taken;
+        let rec = play_game(
+            &sh.cfg,
+            opening,
+            [
+                b.as_mut().map_err(|e| e.clone()),
+                w.as_mut().map_err(|e| e.clone()),
+            ],
+        );
+        let [b, w] = taken;
+        for (e, p) in [(job.black, b), (job.white, w)] {
+            if let Ok(p) = p {
+                procs[e] = Some(p);
+            }
+        }
+        if tx.send(WorkerMsg::Game(job, Box::new(rec))).is_err() {
+            break;
+        }
+    }
+    let mut end_kills = vec![0u64; n];
+    for (e, p) in procs.into_iter().enumerate() {
+        if let Some(p) = p
+            && p.quit(sh.end_grace) == Exit::Killed
+        {
+            end_kills[e] += 1;
+        }
+    }
+    let restarts = started.iter().map(|&s| s.saturating_sub(1)).collect();
+    let _ = tx.send(WorkerMsg::Done {
+        restarts,
+        end_kills,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sizes_rules_bytes() {
+        assert_eq!(parse_size("15").unwrap(), (15, 15));
+        assert_eq!(parse_size("20x15").unwrap(), (20, 15));
+        assert!(parse_size("x").is_err());
+        assert_eq!(parse_rule("4").unwrap(), Rule::Renju);
+        assert!(parse_rule("gomoku").is_err());
+        assert_eq!(parse_bytes("350M").unwrap(), 350 << 20);
+        assert_eq!(parse_bytes("367001600").unwrap(), 367001600);
+        assert!(parse_bytes("12Q").is_err());
+    }
+}

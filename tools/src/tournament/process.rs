@@ -1,0 +1,329 @@
+//! One running engine: child process in its own process group, a reader thread per output
+//! stream feeding a channel (so waits have exact deadlines), a memory sampler thread, and
+//! shutdown that never hangs (END, grace period, then SIGKILL to the whole group).
+//!
+//! Knows nothing of games or rules; speaks lines, not protocol semantics. Depends on
+//! `spec` and `log` of this module tree, std, libc and crossbeam-channel.
+
+use std::io::{BufWriter, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::log::Logger;
+use super::memory;
+use super::spec::EngineSpec;
+
+/// What the reader thread saw on the engine's stdout.
+#[derive(Debug)]
+enum Event {
+    Line(String, Instant),
+    Eof,
+}
+
+/// The result of waiting for one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recv {
+    /// A non-empty line and when it arrived.
+    Line(String, Instant),
+    /// stdout closed: the engine exited or crashed.
+    Eof,
+    Timeout,
+}
+
+/// How an engine left at shutdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited by itself within the grace period after END.
+    Clean,
+    /// Ignored END (or hung) and was killed.
+    Killed,
+}
+
+pub struct EngineProcess {
+    pub name: String,
+    child: Child,
+    stdin: Option<BufWriter<ChildStdin>>,
+    rx: Receiver<Event>,
+    log: Logger,
+    eof: bool,
+    suspended: bool,
+    crlf: bool,
+    mem_peak: Arc<AtomicU64>,
+    mem_stop: Arc<AtomicBool>,
+}
+
+/// Memory sampling period: cheap enough on 2 cores, fine enough to catch a table allocation.
+const MEM_POLL: Duration = Duration::from_millis(25);
+
+impl EngineProcess {
+    /// Starts the engine with piped stdio in its own process group.
+    pub fn spawn(spec: &EngineSpec, log: Logger, crlf: bool) -> Result<Self, String> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(&spec.cmd);
+        cmd.args(&spec.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(dir) = &spec.dir {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start `{}`: {e}", spec.cmd.display()))?;
+        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+        let stderr = child.stderr.take().ok_or("no stderr pipe")?;
+        let stdin = child.stdin.take().map(BufWriter::new);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let name = spec.name.clone();
+        let spawn_thread = |label: String, f: Box<dyn FnOnce() + Send>| {
+            thread::Builder::new()
+                .name(label)
+                .spawn(f)
+                .map_err(|e| format!("thread: {e}"))
+        };
+        spawn_thread(
+            format!("{name}-stdout"),
+            Box::new(move || {
+                split_lines(stdout, |line| {
+                    tx.send(Event::Line(line, Instant::now())).is_ok()
+                });
+                let _ = tx.send(Event::Eof);
+            }),
+        )?;
+        let (log2, name2) = (log.clone(), name.clone());
+        spawn_thread(
+            format!("{name}-stderr"),
+            Box::new(move || {
+                // Drained so a chatty engine never blocks on a full pipe.
+                split_lines(stderr, |line| {
+                    log2.line(&name2, "stderr", &line);
+                    true
+                })
+            }),
+        )?;
+        let (mem_peak, mem_stop) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (peak, stop, pid) = (mem_peak.clone(), mem_stop.clone(), child.id());
+        spawn_thread(
+            format!("{name}-mem"),
+            Box::new(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match memory::tree_private_bytes(pid) {
+                        Some(b) => {
+                            peak.fetch_max(b, Ordering::Relaxed);
+                        }
+                        None => break,
+                    }
+                    thread::sleep(MEM_POLL);
+                }
+            }),
+        )?;
+        log.line(
+            &name,
+            "info",
+            &format!("started pid {pid}: {}", spec.cmd.display()),
+        );
+        Ok(Self {
+            name,
+            child,
+            stdin,
+            rx,
+            log,
+            eof: false,
+            suspended: false,
+            crlf,
+            mem_peak,
+            mem_stop,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// False once stdout closed or the process exited.
+    pub fn is_alive(&mut self) -> bool {
+        !self.eof && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Writes every line of `text` (multi-line commands joined by '\n') and flushes; returns the
+    /// instant right after the flush, which is when the engine's clock starts.
+    pub fn send(&mut self, text: &str) -> Result<Instant, String> {
+        let term = if self.crlf { "\r\n" } else { "\n" };
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        for line in text.split('\n') {
+            self.log.line(&self.name, "<", line);
+            stdin
+                .write_all(line.as_bytes())
+                .map_err(|e| format!("write: {e}"))?;
+            stdin
+                .write_all(term.as_bytes())
+                .map_err(|e| format!("write: {e}"))?;
+        }
+        stdin.flush().map_err(|e| format!("write: {e}"))?;
+        Ok(Instant::now())
+    }
+
+    /// Waits for the next line until `deadline`.
+    pub fn recv(&mut self, deadline: Instant) -> Recv {
+        if self.eof {
+            return Recv::Eof;
+        }
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(timeout) {
+            Ok(Event::Line(l, t)) => {
+                self.log.line(&self.name, ">", &l);
+                Recv::Line(l, t)
+            }
+            Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => {
+                self.eof = true;
+                self.log.line(&self.name, "info", "stdout closed");
+                Recv::Eof
+            }
+            Err(RecvTimeoutError::Timeout) => Recv::Timeout,
+        }
+    }
+
+    /// Drops lines already queued (stale output of an earlier game).
+    pub fn drain(&mut self) {
+        while let Ok(ev) = self.rx.try_recv() {
+            match ev {
+                Event::Line(l, _) => self.log.line(&self.name, "stale", &l),
+                Event::Eof => self.eof = true,
+            }
+        }
+    }
+
+    /// Stops the whole process group (GomocupJudge: no thinking on the opponent's time).
+    pub fn suspend(&mut self) {
+        if !self.suspended && self.signal(libc::SIGSTOP) {
+            self.suspended = true;
+        }
+    }
+
+    pub fn resume(&mut self) {
+        if self.suspended {
+            self.signal(libc::SIGCONT);
+            self.suspended = false;
+        }
+    }
+
+    fn signal(&self, sig: libc::c_int) -> bool {
+        let Ok(pgid) = libc::pid_t::try_from(self.child.id()) else {
+            return false;
+        };
+        // SAFETY: kill(2) with a negative pid signals our child's process group; no memory involved.
+        unsafe { libc::kill(-pgid, sig) == 0 }
+    }
+
+    /// Peak summed private memory of the process tree seen by the sampler, in bytes.
+    pub fn peak_memory(&self) -> u64 {
+        self.mem_peak.load(Ordering::Relaxed)
+    }
+
+    /// Samples the tree now (after a move, as GomocupJudge does) and returns the current value.
+    pub fn memory_now(&self) -> u64 {
+        let now = memory::tree_private_bytes(self.child.id()).unwrap_or(0);
+        self.mem_peak.fetch_max(now, Ordering::Relaxed);
+        now
+    }
+
+    /// Peak resident set of the main process (VmHWM), if still readable.
+    pub fn peak_rss(&self) -> Option<u64> {
+        memory::vm_hwm_bytes(self.child.id())
+    }
+
+    /// Exit status text, if the process has exited.
+    pub fn exit_status(&mut self) -> Option<String> {
+        // A crashed engine closes stdout slightly before it is reapable.
+        for _ in 0..20 {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st.to_string());
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        None
+    }
+
+    /// Kills the process group at once and reaps the child.
+    pub fn kill(&mut self) {
+        self.mem_stop.store(true, Ordering::Relaxed);
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal(libc::SIGKILL);
+            self.log.line(&self.name, "info", "killed");
+        }
+        let _ = self.child.wait();
+        self.stdin = None;
+        self.eof = true;
+    }
+
+    /// Sends END, closes stdin, waits up to `grace`, then kills the group.
+    pub fn quit(mut self, grace: Duration) -> Exit {
+        self.resume();
+        let _ = self.send("END");
+        self.stdin = None;
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                self.mem_stop.store(true, Ordering::Relaxed);
+                // Children of the engine that outlived it are still ours to stop.
+                self.signal(libc::SIGKILL);
+                return Exit::Clean;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        self.log.line(&self.name, "info", "ignored END");
+        self.kill();
+        Exit::Killed
+    }
+}
+
+impl Drop for EngineProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Feeds lines (CR, LF or CRLF terminated, via the protocol crate's splitter) to `sink` until
+/// end of stream or `sink` returns false. An over-long line becomes a marker that no parser
+/// accepts, so it counts as garbled output rather than vanishing.
+fn split_lines(r: impl Read, mut sink: impl FnMut(String) -> bool) {
+    for item in protocol::read_lines(r) {
+        let text = match item {
+            Ok(l) => l.trim().to_string(),
+            Err(protocol::LineError::TooLong(e)) => {
+                format!("<line of {} bytes over the cap>", e.len)
+            }
+            Err(protocol::LineError::Io(_)) => break,
+        };
+        if !text.is_empty() && !sink(text) {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_crlf_lf_cr() {
+        let mut got = vec![];
+        split_lines(&b"OK\r\n7,7\n8,8\rMESSAGE hi\r\n\r\ntail"[..], |l| {
+            got.push(l);
+            true
+        });
+        assert_eq!(got, vec!["OK", "7,7", "8,8", "MESSAGE hi", "tail"]);
+    }
+}

@@ -1,0 +1,404 @@
+//! Tournament bookkeeping and output: totals per engine and per pair, the game record file
+//! (PGN-like), the progress line, the final tables and the `--json` summary.
+//!
+//! Pure accounting on finished games; depends on `game` (records), `stats` and serde.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::game::{GameRecord, Outcome};
+use super::openings::algebraic;
+use crate::stats::{self, SprtDecision, SprtParams, Wdl};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EngineTotals {
+    pub name: String,
+    pub games: u64,
+    pub wins: u64,
+    pub losses: u64,
+    pub draws: u64,
+    /// Losses without a five, by reason key (`timeout`, `crash`, `forbidden`, ...).
+    pub forfeits: BTreeMap<String, u64>,
+    /// Peak summed private memory of the process tree, bytes (polled).
+    pub peak_memory_bytes: u64,
+    /// Peak resident set (VmHWM) of the main process, bytes.
+    pub peak_rss_bytes: u64,
+    pub moves: u64,
+    pub mean_reply_ms: f64,
+    pub slowest_reply_ms: f64,
+    /// The budget (turn limit or time left, tolerance excluded) of the slowest reply.
+    pub slowest_reply_budget_ms: u64,
+    /// Manager time between the opponent's move arriving and this engine's TURN going out.
+    pub manager_overhead_mean_us: f64,
+    pub manager_overhead_max_us: f64,
+    /// Processes started beyond the first (after crashes, timeouts, garbled output, ...).
+    pub restarts: u64,
+    /// Times the engine ignored END and was killed after the grace period.
+    pub killed_after_end: u64,
+    #[serde(skip)]
+    pub(crate) think_ms_total: f64,
+    #[serde(skip)]
+    pub(crate) overhead_us_total: f64,
+    #[serde(skip)]
+    pub(crate) overhead_count: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairTotals {
+    pub first: String,
+    pub second: String,
+    /// From `first`'s point of view.
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub score: Option<f64>,
+    pub elo: Option<f64>,
+    pub elo_error95: Option<f64>,
+    pub los: Option<f64>,
+    #[serde(skip)]
+    pub a: usize,
+    #[serde(skip)]
+    pub b: usize,
+}
+
+impl PairTotals {
+    pub fn wdl(&self) -> Wdl {
+        Wdl::new(self.wins, self.draws, self.losses)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GameSummary {
+    pub number: u64,
+    pub black: String,
+    pub white: String,
+    pub opening: Option<String>,
+    pub result: &'static str,
+    pub reason: String,
+    /// `timeout`, `crash`, ... when the game ended by forfeit.
+    pub forfeit: Option<&'static str>,
+    pub moves: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SprtSummary {
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub llr: f64,
+    pub lower_bound: f64,
+    pub upper_bound: f64,
+    /// `H0`, `H1` or `continue` (the game budget ran out first).
+    pub result: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub rule: String,
+    pub width: usize,
+    pub height: usize,
+    pub games_planned: u64,
+    pub games_played: u64,
+    pub engines: Vec<EngineTotals>,
+    pub pairs: Vec<PairTotals>,
+    pub sprt: Option<SprtSummary>,
+    pub manager_overhead_mean_us: f64,
+    pub manager_overhead_max_us: f64,
+    pub games: Vec<GameSummary>,
+}
+
+/// Accumulates results as games finish (in completion order; totals do not depend on it).
+pub struct Tally {
+    pub summary: Summary,
+    sprt: Option<SprtParams>,
+    overhead_total: f64,
+    pub(crate) overhead_count: u64,
+}
+
+impl Tally {
+    pub fn new(summary: Summary, sprt: Option<SprtParams>) -> Self {
+        Self {
+            summary,
+            sprt,
+            overhead_total: 0.0,
+            overhead_count: 0,
+        }
+    }
+
+    /// Adds one finished game between engines `black` and `white`.
+    pub fn add(&mut self, black: usize, white: usize, opening: Option<String>, rec: &GameRecord) {
+        let s = &mut self.summary;
+        s.games_played += 1;
+        for (side, idx) in [(0usize, black), (1, white)] {
+            let e = &mut s.engines[idx];
+            let st = &rec.stats[side];
+            e.games += 1;
+            let won = matches!(
+                (rec.outcome, side),
+                (Outcome::BlackWins, 0) | (Outcome::WhiteWins, 1)
+            );
+            match rec.outcome {
+                Outcome::Draw => e.draws += 1,
+                _ if won => e.wins += 1,
+                _ => e.losses += 1,
+            }
+            if let Some((c, f)) = rec.forfeit
+                && c.index() == side
+            {
+                *e.forfeits.entry(f.key().to_string()).or_default() += 1;
+            }
+            e.peak_memory_bytes = e.peak_memory_bytes.max(st.peak_memory);
+            e.peak_rss_bytes = e.peak_rss_bytes.max(st.peak_rss.unwrap_or(0));
+            e.moves += st.moves;
+            e.think_ms_total += st.think_ms_total;
+            e.mean_reply_ms = if e.moves > 0 {
+                e.think_ms_total / e.moves as f64
+            } else {
+                0.0
+            };
+            if st.slowest_ms > e.slowest_reply_ms {
+                e.slowest_reply_ms = st.slowest_ms;
+                e.slowest_reply_budget_ms = st.slowest_budget_ms;
+            }
+            e.overhead_us_total += st.overhead_us_total;
+            e.overhead_count += st.overhead_count;
+            e.manager_overhead_max_us = e.manager_overhead_max_us.max(st.overhead_us_max);
+            e.manager_overhead_mean_us = if e.overhead_count > 0 {
+                e.overhead_us_total / e.overhead_count as f64
+            } else {
+                0.0
+            };
+            self.overhead_total += st.overhead_us_total;
+            self.overhead_count += st.overhead_count;
+            s.manager_overhead_max_us = s.manager_overhead_max_us.max(st.overhead_us_max);
+        }
+        if self.overhead_count > 0 {
+            s.manager_overhead_mean_us = self.overhead_total / self.overhead_count as f64;
+        }
+        if let Some(p) = s
+            .pairs
+            .iter_mut()
+            .find(|p| (p.a, p.b) == (black, white) || (p.a, p.b) == (white, black))
+        {
+            let first_is_black = p.a == black;
+            match (rec.outcome, first_is_black) {
+                (Outcome::Draw, _) => p.draws += 1,
+                (Outcome::BlackWins, true) | (Outcome::WhiteWins, false) => p.wins += 1,
+                _ => p.losses += 1,
+            }
+            let wdl = p.wdl();
+            p.score = wdl.score();
+            let est = stats::elo_estimate(&wdl);
+            p.elo = est.map(|e| e.elo).filter(|v| v.is_finite());
+            p.elo_error95 = est.map(|e| e.error95).filter(|v| v.is_finite());
+            p.los = stats::los(&wdl);
+        }
+        let number = s.games.len() as u64 + 1;
+        s.games.push(GameSummary {
+            number,
+            black: s.engines[black].name.clone(),
+            white: s.engines[white].name.clone(),
+            opening,
+            result: rec.outcome.result_text(),
+            reason: rec.reason.clone(),
+            forfeit: rec.forfeit.map(|(_, f)| f.key()),
+            moves: rec.moves.len(),
+        });
+        if let Some(sp) = &self.sprt {
+            s.sprt = Some(sprt_summary(sp, &s.pairs[0].wdl()));
+        }
+    }
+
+    /// The SPRT verdict once a bound is crossed.
+    pub fn sprt_decision(&self) -> Option<SprtDecision> {
+        let sp = self.sprt.as_ref()?;
+        Some(sp.decide(&self.summary.pairs.first()?.wdl())).filter(|d| *d != SprtDecision::Continue)
+    }
+
+    pub fn add_process_counts(&mut self, restarts: &[u64], end_kills: &[u64]) {
+        for (e, (r, k)) in self
+            .summary
+            .engines
+            .iter_mut()
+            .zip(restarts.iter().zip(end_kills))
+        {
+            e.restarts += r;
+            e.killed_after_end += k;
+        }
+    }
+
+    /// One line for stderr: games done, the first pair's score, Elo and LLR.
+    pub fn progress_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!("[{}/{}]", s.games_played, s.games_planned);
+        if let Some(p) = s.pairs.first() {
+            let _ = write!(
+                line,
+                " {} vs {}: +{} ={} -{}",
+                p.first, p.second, p.wins, p.draws, p.losses
+            );
+            if let (Some(elo), Some(err)) = (p.elo, p.elo_error95) {
+                let _ = write!(line, "  elo {elo:+.1} ± {err:.1}");
+            }
+        }
+        if let Some(sp) = &s.sprt {
+            let _ = write!(
+                line,
+                "  LLR {:.2} [{:.2}, {:.2}]",
+                sp.llr, sp.lower_bound, sp.upper_bound
+            );
+        }
+        line
+    }
+
+    /// The final human-readable report (stdout).
+    pub fn final_report(&self) -> String {
+        let s = &self.summary;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Tournament: {} games of {} planned, {} {}x{}",
+            s.games_played, s.games_planned, s.rule, s.width, s.height
+        );
+        let _ = writeln!(out, "\nResults per pair (first engine's view):");
+        for p in &s.pairs {
+            let _ = write!(
+                out,
+                "  {} vs {}: +{} ={} -{}",
+                p.first, p.second, p.wins, p.draws, p.losses
+            );
+            if let Some(sc) = p.score {
+                let _ = write!(out, "  score {sc:.3}");
+            }
+            match (stats::elo_estimate(&p.wdl()), p.los) {
+                (Some(e), los) => {
+                    let err = if e.error95.is_finite() {
+                        format!("{:.1}", e.error95)
+                    } else {
+                        "inf".into()
+                    };
+                    let _ = write!(out, "  elo {} ± {err}", fmt_elo(e.elo));
+                    if let Some(l) = los {
+                        let _ = write!(out, "  LOS {:.1}%", l * 100.0);
+                    }
+                }
+                (None, _) => {}
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(out, "\nEngines:");
+        for e in &s.engines {
+            let forfeits: Vec<String> =
+                e.forfeits.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = writeln!(
+                out,
+                "  {}: {} games +{} ={} -{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
+                e.name,
+                e.games,
+                e.wins,
+                e.draws,
+                e.losses,
+                forfeits.join(", "),
+                e.peak_memory_bytes as f64 / 1048576.0,
+                e.peak_rss_bytes as f64 / 1048576.0,
+                e.mean_reply_ms,
+                e.slowest_reply_ms,
+                e.slowest_reply_budget_ms,
+                e.manager_overhead_mean_us,
+                e.manager_overhead_max_us,
+                e.restarts,
+                e.killed_after_end
+            );
+        }
+        if let Some(sp) = &s.sprt {
+            let _ = writeln!(
+                out,
+                "\nSPRT elo0={} elo1={} alpha={} beta={}: LLR {:.3} [{:.3}, {:.3}] -> {}",
+                sp.elo0,
+                sp.elo1,
+                sp.alpha,
+                sp.beta,
+                sp.llr,
+                sp.lower_bound,
+                sp.upper_bound,
+                sp.result
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nManager overhead per move (move received -> next TURN sent): mean {:.1} µs, max {:.1} µs",
+            s.manager_overhead_mean_us, s.manager_overhead_max_us
+        );
+        out
+    }
+}
+
+fn fmt_elo(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:+.1}")
+    } else {
+        "inf".into()
+    }
+}
+
+fn sprt_summary(sp: &SprtParams, wdl: &Wdl) -> SprtSummary {
+    let (lo, hi) = sp.bounds();
+    SprtSummary {
+        elo0: sp.elo0,
+        elo1: sp.elo1,
+        alpha: sp.alpha,
+        beta: sp.beta,
+        llr: sp.llr(wdl),
+        lower_bound: lo,
+        upper_bound: hi,
+        result: match sp.decide(wdl) {
+            SprtDecision::AcceptH0 => "H0",
+            SprtDecision::AcceptH1 => "H1",
+            SprtDecision::Continue => "continue",
+        },
+    }
+}
+
+/// A PGN-like record of one game: tags, then numbered move pairs in algebraic notation
+/// (`h8`, column letter and row counted from the bottom), then the result.
+pub fn record_text(
+    number: u64,
+    black: &str,
+    white: &str,
+    rule: &str,
+    (width, height): (usize, usize),
+    opening: Option<&str>,
+    rec: &GameRecord,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "[Event \"fivezero-tools tournament\"]");
+    let _ = writeln!(out, "[Game \"{number}\"]");
+    let _ = writeln!(out, "[Black \"{black}\"]");
+    let _ = writeln!(out, "[White \"{white}\"]");
+    let _ = writeln!(out, "[Rule \"{rule}\"]");
+    let _ = writeln!(out, "[Size \"{width}x{height}\"]");
+    if let Some(o) = opening {
+        let _ = writeln!(out, "[Opening \"{o}\"]");
+        let _ = writeln!(out, "[OpeningMoves \"{}\"]", rec.opening_len);
+    }
+    let _ = writeln!(out, "[Result \"{}\"]", rec.outcome.result_text());
+    let _ = writeln!(out, "[Termination \"{}\"]", rec.reason.replace('"', "'"));
+    out.push('\n');
+    let mut line = String::new();
+    for (i, &(x, y)) in rec.moves.iter().enumerate() {
+        if i % 2 == 0 {
+            let _ = write!(line, "{}. ", i / 2 + 1);
+        }
+        let _ = write!(line, "{} ", algebraic(x, y, height));
+        if line.len() > 72 {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line.clear();
+        }
+    }
+    let _ = writeln!(out, "{}{}\n", line, rec.outcome.result_text());
+    out
+}

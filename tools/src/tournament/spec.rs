@@ -1,0 +1,175 @@
+//! Engine specifications from the command line: `cmd=PATH,name=X,arg=A,arg=B,dir=D,env=K=V`.
+//!
+//! Parsing and validation only (the command must exist and be executable before any game
+//! starts); no process handling. Depends on std only.
+
+use std::path::{Path, PathBuf};
+
+/// How to start one engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineSpec {
+    pub name: String,
+    /// The program, resolved: a path that exists (searched in PATH when given without a slash).
+    pub cmd: PathBuf,
+    pub args: Vec<String>,
+    /// Working directory of the process (Gomocup engines find their data files relative to it).
+    pub dir: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+}
+
+pub const SPEC_HELP: &str = "\
+Engine spec: comma-separated key=value pairs (c-gomoku-cli style):
+  cmd=PATH    the program (required); a bare name is searched in PATH
+  name=X      display name (default: the program's file name; made unique with #2, #3 ...)
+  arg=A       one command-line argument, repeat for more (an argument cannot contain a comma)
+  dir=D       working directory of the process (default: the manager's)
+  env=K=V     an environment variable for the process, repeatable
+Example: --engine cmd=target/release/pbrain-fivezero,name=fz,arg=--threads,arg=1";
+
+impl EngineSpec {
+    /// Parses one `--engine` value without touching the file system.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (mut name, mut cmd, mut args, mut dir, mut env) = (None, None, vec![], None, vec![]);
+        for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("engine spec `{text}`: expected key=value, got `{part}`"))?;
+            match key.trim() {
+                "cmd" => cmd = Some(PathBuf::from(value)),
+                "name" => name = Some(value.to_string()),
+                "arg" => args.push(value.to_string()),
+                "dir" => dir = Some(PathBuf::from(value)),
+                "env" => {
+                    let (k, v) = value.split_once('=').ok_or_else(|| {
+                        format!("engine spec `{text}`: env needs env=KEY=VALUE, got `{value}`")
+                    })?;
+                    env.push((k.to_string(), v.to_string()));
+                }
+                other => {
+                    return Err(format!(
+                        "engine spec `{text}`: unknown key `{other}` (cmd, name, arg, dir, env)"
+                    ));
+                }
+            }
+        }
+        let cmd = cmd.ok_or_else(|| format!("engine spec `{text}`: cmd=PATH is required"))?;
+        let name = name.unwrap_or_else(|| {
+            cmd.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "engine".into())
+        });
+        Ok(Self {
+            name,
+            cmd,
+            args,
+            dir,
+            env,
+        })
+    }
+
+    /// Checks that the program exists and is executable and that `dir` is a directory; resolves a
+    /// bare command name through PATH. A relative `cmd` with a slash is taken relative to `dir`
+    /// when it exists there (the way Gomocup managers start an engine inside its folder),
+    /// otherwise relative to the manager's directory, and made absolute either way.
+    pub fn resolve(mut self) -> Result<Self, String> {
+        if let Some(dir) = &self.dir
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "engine `{}`: dir `{}` is not a directory",
+                self.name,
+                dir.display()
+            ));
+        }
+        let has_slash = self.cmd.components().count() > 1 || self.cmd.is_absolute();
+        let found = if has_slash {
+            let in_dir = self
+                .dir
+                .as_ref()
+                .map(|d| d.join(&self.cmd))
+                .filter(|p| is_executable(p));
+            in_dir.or_else(|| Some(self.cmd.clone()).filter(|p| is_executable(p)))
+        } else {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join(&self.cmd))
+                    .find(|p| is_executable(p))
+            })
+        };
+        let found = found.ok_or_else(|| {
+            format!(
+                "engine `{}`: program `{}` not found or not executable",
+                self.name,
+                self.cmd.display()
+            )
+        })?;
+        self.cmd = std::path::absolute(&found).unwrap_or(found);
+        Ok(self)
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Makes display names unique in input order: a second `fz` becomes `fz#2`.
+pub fn uniquify_names(specs: &mut [EngineSpec]) {
+    let mut seen: Vec<String> = Vec::new();
+    for s in specs.iter_mut() {
+        let base = s.name.clone();
+        let mut k = 1;
+        while seen.contains(&s.name) {
+            k += 1;
+            s.name = format!("{base}#{k}");
+        }
+        seen.push(s.name.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_all_keys() {
+        let s = EngineSpec::parse("cmd=/bin/echo,name=e,arg=-n,arg=x,dir=/tmp,env=A=b=c").unwrap();
+        assert_eq!(s.name, "e");
+        assert_eq!(s.args, vec!["-n", "x"]);
+        assert_eq!(s.dir, Some(PathBuf::from("/tmp")));
+        assert_eq!(s.env, vec![("A".to_string(), "b=c".to_string())]);
+        assert_eq!(
+            EngineSpec::parse("cmd=/usr/bin/pbrain-x").unwrap().name,
+            "pbrain-x"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_specs() {
+        assert!(EngineSpec::parse("name=x").is_err());
+        assert!(EngineSpec::parse("cmd=/bin/true,foo=1").is_err());
+        assert!(EngineSpec::parse("cmd=/bin/true,oops").is_err());
+        let missing = EngineSpec::parse("cmd=/nonexistent/pbrain-none")
+            .unwrap()
+            .resolve();
+        assert!(missing.unwrap_err().contains("not found"));
+        assert!(
+            EngineSpec::parse("cmd=sh")
+                .unwrap()
+                .resolve()
+                .unwrap()
+                .cmd
+                .is_absolute()
+        );
+    }
+
+    #[test]
+    fn names_are_made_unique() {
+        let mut v = vec![
+            EngineSpec::parse("cmd=a").unwrap(),
+            EngineSpec::parse("cmd=a").unwrap(),
+        ];
+        uniquify_names(&mut v);
+        assert_eq!(v[1].name, "a#2");
+    }
+}

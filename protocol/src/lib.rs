@@ -31,6 +31,8 @@
 //!
 //! Module order: `types` ← `parse`, `print` ← `reader`. Depends on nothing of the workspace.
 
+#![warn(missing_docs)]
+
 mod parse;
 mod print;
 mod reader;

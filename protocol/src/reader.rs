@@ -26,7 +26,9 @@ pub const MAX_BLOCK_STONES: usize = 4096;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 #[error("line of {len} bytes exceeds the {max}-byte limit")]
 pub struct LineTooLong {
+    /// Bytes the line had (saturating).
     pub len: usize,
+    /// The cap it exceeded.
     pub max: usize,
 }
 

@@ -8,11 +8,14 @@ use thiserror::Error;
 /// A board point as the protocol writes it: 0-based column `x` and row `y`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Coord {
+    /// Column, 0 = left.
     pub x: u32,
+    /// Row, 0 = top.
     pub y: u32,
 }
 
 impl Coord {
+    /// The point at column `x`, row `y`.
     pub const fn new(x: u32, y: u32) -> Self {
         Self { x, y }
     }
@@ -53,11 +56,14 @@ impl StoneOwner {
 /// One `x,y,f` line of a `BOARD` / `YXBOARD` / `SWAP2BOARD` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BoardStone {
+    /// Where the stone is.
     pub at: Coord,
+    /// Whose it is (the `f` field).
     pub owner: StoneOwner,
 }
 
 impl BoardStone {
+    /// The stone of `owner` at (`x`, `y`).
     pub const fn new(x: u32, y: u32, owner: StoneOwner) -> Self {
         Self {
             at: Coord::new(x, y),
@@ -74,9 +80,17 @@ impl BoardStone {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// `START n`: new game on an n×n board. The brain, not the protocol, decides which sizes it supports.
-    Start { size: u32 },
+    Start {
+        /// Board side length.
+        size: u32,
+    },
     /// `RECTSTART w,h`: new game on a w×h board.
-    RectStart { width: u32, height: u32 },
+    RectStart {
+        /// Columns.
+        width: u32,
+        /// Rows.
+        height: u32,
+    },
     /// `RESTART`: new game, same board size.
     Restart,
     /// `BEGIN`: the brain moves first on the empty board.
@@ -143,8 +157,14 @@ pub enum Info {
     ShowDetail(u32),
     /// `time_increment` ms (Yixin).
     TimeIncrement(i64),
-    /// Any other key, kept verbatim (key case preserved, value trimmed, possibly empty).
-    Other { key: String, value: String },
+    /// Any other key, kept verbatim (key case preserved, value trimmed, possibly empty). To print
+    /// back, the key must be non-empty and free of whitespace.
+    Other {
+        /// The key as written.
+        key: String,
+        /// The rest of the line, trimmed.
+        value: String,
+    },
 }
 
 /// A line from the brain to the manager.
@@ -192,7 +212,12 @@ pub enum CommandError {
     /// A known command with bad arguments or in an impossible place: the brain answers `ERROR`
     /// (except after `INFO`, which expects no reply at all).
     #[error("{command}: {reason}")]
-    Invalid { command: String, reason: String },
+    Invalid {
+        /// The command keyword as printed (`TURN`, `BOARD`, …); empty when text held no command.
+        command: String,
+        /// What was wrong, for the `ERROR` reply.
+        reason: String,
+    },
 }
 
 impl CommandError {
@@ -216,5 +241,10 @@ pub enum BrainLineError {
     Unrecognized(String),
     /// Looks like a known form but its content is wrong (negative or huge coordinate, …).
     #[error("invalid brain output {line:?}: {reason}")]
-    Invalid { line: String, reason: String },
+    Invalid {
+        /// The offending line, shortened.
+        line: String,
+        /// What was wrong.
+        reason: String,
+    },
 }

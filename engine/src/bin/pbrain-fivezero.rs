@@ -1,2 +1,265 @@
-//! pbrain-fivezero: the Gomocup brain (filled in by the foundation issue).
-fn main() {}
+//! pbrain-fivezero: the Gomocup brain. Maps `protocol::Command`s onto the `engine::brain` API.
+//!
+//! A reader thread turns stdin into commands and raises the stop flag the moment `STOP`,
+//! `YXSTOP` or `END` arrives (or stdin closes), so a search in progress returns at once; the main
+//! thread runs commands in order and writes every reply flushed. Bad input gets `ERROR`/`UNKNOWN`
+//! and changes nothing; a panic inside a command is caught, reported, and the engine carries on.
+
+use clap::Parser;
+use engine::brain::{Difficulty, Engine, EngineConfig, SetupStone, Swap2Choice};
+use engine::game::{Pos, Rule};
+use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// fivezero: an AlphaZero-style Gomoku/Renju engine speaking the Gomocup protocol on stdin/stdout.
+#[derive(Parser, Debug)]
+#[command(name = "pbrain-fivezero", version, about)]
+struct Cli {
+    /// easy = no threat-space search; medium = threat search at the root and leaves.
+    /// Also settable during a game with `INFO difficulty easy|medium`.
+    #[arg(long, value_enum, default_value_t = Difficulty::Medium)]
+    difficulty: Difficulty,
+    /// Memory the engine may use in MiB (INFO max_memory overrides it).
+    #[arg(long, default_value_t = 350)]
+    max_memory_mib: u64,
+}
+
+/// Replies go through one locked writer so messages from other threads never interleave a line.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn send(&self, line: &BrainLine) {
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // A closed stdout means the manager is gone; the read side will see EOF and end us.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+enum Input {
+    Command(Result<Command, CommandError>),
+    LineTooLong,
+    Eof,
+}
+
+fn coord(p: Pos) -> Coord {
+    Coord::new(p.x() as u32, p.y() as u32)
+}
+
+fn setup(stones: &[BoardStone]) -> Vec<SetupStone> {
+    stones
+        .iter()
+        .filter(|s| s.owner != StoneOwner::Marker)
+        .map(|s| SetupStone { pos: (s.at.x as i64, s.at.y as i64), own: s.owner == StoneOwner::Own })
+        .collect()
+}
+
+struct Brain {
+    engine: Engine,
+    out: Out,
+    stop: Arc<AtomicBool>,
+    ending: Arc<AtomicBool>,
+}
+
+impl Brain {
+    fn error(&self, text: impl std::fmt::Display) {
+        self.out.send(&BrainLine::Error(text.to_string()));
+    }
+
+    /// Thinks and answers with a move; on failure answers ERROR.
+    fn think_and_reply(&mut self) {
+        self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
+        match self.engine.think(&self.stop) {
+            Ok(info) => {
+                self.out.send(&BrainLine::Message(format!(
+                    "depth {} value {:+.3} nodes {} time {} ms",
+                    info.depth,
+                    info.value,
+                    info.nodes,
+                    info.elapsed.as_millis()
+                )));
+                self.out.send(&BrainLine::Move(coord(info.best)));
+            }
+            Err(e) => self.error(e),
+        }
+    }
+
+    fn info(&mut self, info: Info) {
+        let limits = &mut self.engine.limits;
+        match info {
+            Info::TimeoutTurn(ms) => limits.timeout_turn_ms = Some(ms),
+            Info::TimeoutMatch(ms) => limits.timeout_match_ms = Some(ms),
+            Info::TimeLeft(ms) => limits.time_left_ms = Some(ms),
+            Info::MaxMemory(bytes) => self.engine.set_max_memory(bytes),
+            Info::Rule(bits) => self.engine.set_rule(Rule::from_protocol(bits)),
+            Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
+                Ok(d) => self.engine.set_difficulty(d),
+                Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
+            },
+            // Game type, folder, Yixin's search knobs and unknown keys need nothing from us.
+            _ => {}
+        }
+    }
+
+    /// Runs one command; returns false when the engine should exit.
+    fn handle(&mut self, command: Command) -> bool {
+        match command {
+            Command::Start { size } => self.start(size as usize, size as usize),
+            Command::RectStart { width, height } => self.start(width as usize, height as usize),
+            Command::Restart => match self.engine.restart() {
+                Ok(()) => self.out.send(&BrainLine::Ok),
+                Err(e) => self.error(e),
+            },
+            Command::Begin => match self.engine.board() {
+                None => self.error("BEGIN before START"),
+                Some(b) if b.move_count() > 0 => self.error("BEGIN on a board that already has stones"),
+                Some(_) => self.think_and_reply(),
+            },
+            Command::Turn(c) => match self.engine.opponent_move(c.x as i64, c.y as i64) {
+                Ok(()) => self.think_and_reply(),
+                Err(e) => self.error(format!("TURN {c}: {e}")),
+            },
+            Command::Board(stones) => match self.engine.set_position(&setup(&stones)) {
+                Ok(()) => self.think_and_reply(),
+                Err(e) => self.error(format!("BOARD: {e}")),
+            },
+            Command::YxBoard(stones) => {
+                if let Err(e) = self.engine.set_position(&setup(&stones)) {
+                    self.error(format!("YXBOARD: {e}"));
+                }
+            }
+            Command::Swap2Board(stones) => match self.engine.swap2(&setup(&stones)) {
+                Ok(Swap2Choice::Swap) => self.out.send(&BrainLine::Swap),
+                Ok(Swap2Choice::Place(ps)) if ps.len() == 1 => self.out.send(&BrainLine::Move(coord(ps[0]))),
+                Ok(Swap2Choice::Place(ps)) => self.out.send(&BrainLine::Moves(ps.into_iter().map(coord).collect())),
+                Err(e) => self.error(format!("SWAP2BOARD: {e}")),
+            },
+            Command::Takeback(c) => match self.engine.takeback(c.x as i64, c.y as i64) {
+                Ok(()) => self.out.send(&BrainLine::Ok),
+                Err(e) => self.error(format!("TAKEBACK {c}: {e}")),
+            },
+            Command::Play(c) => match self.engine.play_own(c.x as i64, c.y as i64) {
+                Ok(p) => self.out.send(&BrainLine::Move(coord(p))),
+                Err(e) => self.error(format!("PLAY {c}: {e}")),
+            },
+            Command::Info(info) => self.info(info),
+            Command::End => return false,
+            Command::About => self.out.send(&BrainLine::About(vec![
+                ("name".into(), "fivezero".into()),
+                ("version".into(), env!("CARGO_PKG_VERSION").into()),
+                ("author".into(), "fivezero developers".into()),
+                ("country".into(), "International".into()),
+                ("www".into(), "https://crates.io".into()),
+            ])),
+            Command::YxShowForbid => {
+                let points = self.engine.forbidden_points().into_iter().map(coord).collect();
+                self.out.send(&BrainLine::Forbid(points));
+            }
+            Command::YxNBest(_) => self.think_and_reply(),
+            Command::YxHashClear | Command::Stop => {}
+        }
+        true
+    }
+
+    fn start(&mut self, width: usize, height: usize) {
+        match self.engine.start(width, height) {
+            Ok(()) => self.out.send(&BrainLine::Ok),
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// A move when all else failed (a caught panic while thinking): never forfeit on a crash.
+    fn emergency_move(&mut self) {
+        let Some(board) = self.engine.board() else { return };
+        let p = board.candidates(1).into_iter().find(|&p| board.is_legal(p)).or_else(|| board.legal_moves().first().copied());
+        if let Some(p) = p {
+            if self.engine.play_own(p.x() as i64, p.y() as i64).is_ok() {
+                self.out.send(&BrainLine::Move(coord(p)));
+            }
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
+    std::panic::set_hook(Box::new(|info| eprintln!("pbrain-fivezero internal error: {info}")));
+
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let mut engine = Engine::new(EngineConfig {
+        difficulty: cli.difficulty,
+        max_memory_bytes: cli.max_memory_mib * 1024 * 1024,
+    });
+    let sink = out.clone();
+    engine.set_message_sink(Box::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ending = Arc::new(AtomicBool::new(false));
+
+    let (tx, rx) = crossbeam_channel::unbounded::<Input>();
+    {
+        let (stop, ending) = (stop.clone(), ending.clone());
+        std::thread::spawn(move || {
+            let mut reader = protocol::CommandReader::new();
+            let raise = |c: &Result<Command, CommandError>, stop: &AtomicBool, ending: &AtomicBool| match c {
+                Ok(Command::Stop) => stop.store(true, Ordering::SeqCst),
+                Ok(Command::End) => {
+                    ending.store(true, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                }
+                _ => {}
+            };
+            for line in protocol::read_lines(std::io::stdin().lock()) {
+                match line {
+                    Ok(line) => {
+                        for c in reader.feed_all(&line) {
+                            raise(&c, &stop, &ending);
+                            let _ = tx.send(Input::Command(c));
+                        }
+                    }
+                    Err(protocol::LineError::TooLong(_)) => {
+                        let _ = tx.send(Input::LineTooLong);
+                    }
+                    Err(protocol::LineError::Io(_)) => break,
+                }
+            }
+            while let Some(c) = reader.finish() {
+                let _ = tx.send(Input::Command(c));
+            }
+            ending.store(true, Ordering::SeqCst);
+            stop.store(true, Ordering::SeqCst);
+            let _ = tx.send(Input::Eof);
+        });
+    }
+
+    let mut brain = Brain { engine, out, stop, ending };
+    for input in rx {
+        match input {
+            Input::Eof => break,
+            Input::LineTooLong => brain.error("line too long; ignored"),
+            Input::Command(Err(e)) => match &e {
+                // INFO expects no reply at all, even when its value is bad.
+                CommandError::Invalid { command, .. } if command.eq_ignore_ascii_case("INFO") => {}
+                _ => brain.out.send(&e.reply()),
+            },
+            Input::Command(Ok(command)) => {
+                let thinks = matches!(command, Command::Begin | Command::Turn(_) | Command::Board(_));
+                let moves_before = brain.engine.board().map(|b| b.move_count());
+                match catch_unwind(AssertUnwindSafe(|| brain.handle(command))) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(_) => {
+                        brain.error("internal error (see stderr); engine state kept");
+                        let moved = brain.engine.board().map(|b| b.move_count()) != moves_before;
+                        if thinks && !moved {
+                            brain.emergency_move();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The time manager: turns the protocol's limits (`timeout_turn`, `timeout_match`, `time_left`)
+//! into a per-move budget with a safety margin, so a loaded machine still answers in time.
+//!
+//! Managers allow a tolerance (GomocupJudge 1000 ms, c-gomoku-cli sends YXSTOP at half of it),
+//! but process scheduling on a busy 2-core box can eat hundreds of milliseconds, so the engine
+//! aims well inside the limit and never counts on the tolerance.
+
+use std::time::Duration;
+
+/// Limits as the manager sent them, in milliseconds (`None` = not sent / unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeLimits {
+    /// Per-move limit; 0 means "move as fast as possible".
+    pub timeout_turn_ms: Option<i64>,
+    /// Whole-game limit; 0 means unlimited.
+    pub timeout_match_ms: Option<i64>,
+    /// Time left in the game (sent before every move); may be negative.
+    pub time_left_ms: Option<i64>,
+}
+
+impl Default for TimeLimits {
+    fn default() -> Self {
+        // Piskvork's defaults when nothing is sent: 30 s a move, 180 s a game.
+        TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(180_000), time_left_ms: None }
+    }
+}
+
+/// What one move may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoveBudget {
+    /// Aim to finish by this.
+    pub soft: Duration,
+    /// Never think past this.
+    pub hard: Duration,
+}
+
+/// Moves a game is still expected to last, for sharing the match clock.
+const EXPECTED_MOVES_LEFT_MIN: i64 = 12;
+const EXPECTED_MOVES_LEFT_MAX: i64 = 40;
+/// Always kept back for reading input, writing the reply and process scheduling.
+const SAFETY_MS: i64 = 60;
+const UNLIMITED: i64 = 2_147_483_647;
+
+impl TimeLimits {
+    /// The budget for a move when `stones` stones are on a board of `area` points.
+    pub fn budget(&self, stones: usize, area: usize) -> MoveBudget {
+        let mut hard = i64::MAX;
+        if let Some(turn) = self.timeout_turn_ms {
+            if turn <= 0 {
+                return MoveBudget { soft: Duration::ZERO, hard: Duration::from_millis(10) };
+            }
+            // Keep 15% (at least SAFETY_MS) of the turn limit as margin.
+            hard = hard.min(turn - (turn / 7).max(SAFETY_MS));
+        }
+        let match_left = match (self.time_left_ms, self.timeout_match_ms) {
+            (Some(left), _) if left < UNLIMITED => Some(left),
+            (None, Some(total)) if total > 0 && total < UNLIMITED => Some(total),
+            _ => None,
+        };
+        let mut soft = hard;
+        if let Some(left) = match_left {
+            let empties = area.saturating_sub(stones) as i64;
+            let moves_left = (empties / 4).clamp(EXPECTED_MOVES_LEFT_MIN, EXPECTED_MOVES_LEFT_MAX);
+            let share = (left - SAFETY_MS) / moves_left;
+            // Never spend more than a third of what is left on one move.
+            hard = hard.min((left - SAFETY_MS) / 3);
+            soft = soft.min(share);
+        }
+        let hard = hard.clamp(5, 3_600_000);
+        let soft = soft.clamp(1, hard);
+        MoveBudget { soft: Duration::from_millis(soft as u64), hard: Duration::from_millis(hard as u64) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turn_limit_bounds_the_hard_limit() {
+        let t = TimeLimits { timeout_turn_ms: Some(1000), timeout_match_ms: Some(0), time_left_ms: None };
+        let b = t.budget(10, 225);
+        assert!(b.hard <= Duration::from_millis(860));
+        assert!(b.soft <= b.hard);
+    }
+
+    #[test]
+    fn match_clock_is_shared() {
+        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(30_000), time_left_ms: Some(6_000) };
+        let b = t.budget(20, 225);
+        assert!(b.soft <= Duration::from_millis(500), "{b:?}");
+        assert!(b.hard <= Duration::from_millis(2_000));
+    }
+
+    #[test]
+    fn zero_or_negative_time_still_answers() {
+        let t = TimeLimits { timeout_turn_ms: Some(0), timeout_match_ms: None, time_left_ms: None };
+        assert!(t.budget(0, 225).hard <= Duration::from_millis(10));
+        let t = TimeLimits { timeout_turn_ms: Some(5000), timeout_match_ms: Some(100_000), time_left_ms: Some(-50) };
+        let b = t.budget(0, 225);
+        assert!(b.hard <= Duration::from_millis(5));
+    }
+}

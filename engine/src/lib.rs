@@ -9,9 +9,6 @@
 //! runtime; it sees positions and the `Evaluator` trait only.
 
 pub mod game;
-pub mod tss;
-pub mod net;
 pub mod eval;
-pub mod mcts;
 pub mod time;
 pub mod brain;

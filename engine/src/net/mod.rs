@@ -1,0 +1,309 @@
+//! The policy/value network as plain data (network contract v1): presets, shapes, weights with
+//! BatchNorm already folded, model metadata, the ONNX writer and a naive reference forward pass.
+//!
+//! Shared by the engine (tests, tiny models), the trainer (export after training) and tools.
+//! Must not depend on any inference runtime (`ort`, `tch`), on `game`, or on search code: it only
+//! knows tensors. The runtime that executes the written files lives in `eval::onnx`.
+
+pub mod onnx_pb;
+mod reference;
+mod weights;
+mod writer;
+
+pub use reference::reference_forward;
+pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
+pub use writer::{model_proto, onnx_bytes, write_model_file};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Version of the input encoding (the 11 planes of the network contract). A model declares the
+/// version it was trained on; a runtime refuses models of any other version.
+pub const FEATURE_VERSION: u32 = 1;
+/// Input planes of feature version 1.
+pub const INPUT_PLANES: usize = 11;
+/// Smallest and largest board side the contract covers.
+pub const MIN_BOARD: usize = 5;
+pub const MAX_BOARD: usize = 22;
+
+/// Names of the graph's input and outputs (network contract v1).
+pub const INPUT_NAME: &str = "planes";
+pub const POLICY_NAME: &str = "policy";
+pub const VALUE_NAME: &str = "value";
+
+/// Keys of the ONNX `metadata_props` the runtime reads back.
+pub mod meta_keys {
+    pub const FEATURE_VERSION: &str = "fivezero.feature_version";
+    pub const PRESET: &str = "fivezero.preset";
+    pub const BLOCKS: &str = "fivezero.blocks";
+    pub const CHANNELS: &str = "fivezero.channels";
+    pub const INPUT_PLANES: &str = "fivezero.input_planes";
+    pub const STEP: &str = "fivezero.step";
+    pub const MIN_BOARD: &str = "fivezero.min_board";
+    pub const MAX_BOARD: &str = "fivezero.max_board";
+}
+
+/// Errors of building, checking or writing a network description.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("unknown network preset `{0}` (expected tiny, small, medium or large)")]
+    UnknownPreset(String),
+    #[error("tensor `{name}` has {got} values, expected {expected}")]
+    Shape {
+        name: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("invalid network config: {0}")]
+    Config(String),
+    #[error("input has {got} values, expected {expected} (n={n}, planes={planes}, h={h}, w={w})")]
+    Input {
+        expected: usize,
+        got: usize,
+        n: usize,
+        planes: usize,
+        h: usize,
+        w: usize,
+    },
+    #[error("writing model file {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Network sizes of the contract: blocks x channels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Preset {
+    Tiny,
+    Small,
+    Medium,
+    Large,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 4] = [Preset::Tiny, Preset::Small, Preset::Medium, Preset::Large];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Tiny => "tiny",
+            Preset::Small => "small",
+            Preset::Medium => "medium",
+            Preset::Large => "large",
+        }
+    }
+
+    /// (residual blocks, trunk channels).
+    pub fn dims(self) -> (usize, usize) {
+        match self {
+            Preset::Tiny => (2, 16),
+            Preset::Small => (10, 80),
+            Preset::Medium => (10, 128),
+            Preset::Large => (16, 128),
+        }
+    }
+
+    pub fn config(self) -> NetConfig {
+        let (blocks, channels) = self.dims();
+        NetConfig {
+            blocks,
+            channels,
+            ..NetConfig::default()
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = NetError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| NetError::UnknownPreset(s.to_string()))
+    }
+}
+
+/// Shape of a network: trunk of `blocks` residual blocks of `channels` filters, and the heads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NetConfig {
+    pub blocks: usize,
+    pub channels: usize,
+    pub input_planes: usize,
+    pub policy_channels: usize,
+    pub value_channels: usize,
+    pub value_hidden: usize,
+}
+
+impl Default for NetConfig {
+    /// The `tiny` preset's trunk with the contract's head sizes.
+    fn default() -> Self {
+        NetConfig {
+            blocks: 2,
+            channels: 16,
+            input_planes: INPUT_PLANES,
+            policy_channels: 16,
+            value_channels: 16,
+            value_hidden: 64,
+        }
+    }
+}
+
+impl NetConfig {
+    /// The preset whose trunk this is, if any (heads are the same for all presets).
+    pub fn preset(&self) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|p| p.config() == *self)
+    }
+
+    pub fn validate(&self) -> Result<(), NetError> {
+        let fields = [
+            ("channels", self.channels),
+            ("input_planes", self.input_planes),
+            ("policy_channels", self.policy_channels),
+            ("value_channels", self.value_channels),
+            ("value_hidden", self.value_hidden),
+        ];
+        for (name, v) in fields {
+            if v == 0 || v > 4096 {
+                return Err(NetError::Config(format!("{name} = {v} is out of 1..=4096")));
+            }
+        }
+        if self.blocks > 256 {
+            return Err(NetError::Config(format!(
+                "blocks = {} is out of 0..=256",
+                self.blocks
+            )));
+        }
+        Ok(())
+    }
+
+    /// Number of learned parameters (weights + biases after BatchNorm folding).
+    pub fn param_count(&self) -> usize {
+        let conv = |i: usize, o: usize, k: usize| o * i * k * k + o;
+        let f = self.channels;
+        conv(self.input_planes, f, 3)
+            + self.blocks * 2 * conv(f, f, 3)
+            + conv(f, self.policy_channels, 1)
+            + conv(self.policy_channels, 1, 1)
+            + conv(f, self.value_channels, 1)
+            + conv(self.value_channels, self.value_hidden, 1) // a dense layer counts the same
+            + conv(self.value_hidden, 1, 1)
+    }
+}
+
+/// What a model file says about itself (ONNX `metadata_props`, keys in [`meta_keys`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelMeta {
+    pub feature_version: u32,
+    /// A [`Preset`] name, or "custom" for other shapes.
+    pub preset: String,
+    pub blocks: usize,
+    pub channels: usize,
+    pub input_planes: usize,
+    /// Training step the weights come from (0 for untrained/random weights).
+    pub step: u64,
+    pub min_board: usize,
+    pub max_board: usize,
+}
+
+impl ModelMeta {
+    /// Metadata for weights of `config` at training `step`, current feature version, full board range.
+    pub fn for_config(config: &NetConfig, step: u64) -> ModelMeta {
+        ModelMeta {
+            feature_version: FEATURE_VERSION,
+            preset: config
+                .preset()
+                .map_or_else(|| "custom".to_string(), |p| p.name().to_string()),
+            blocks: config.blocks,
+            channels: config.channels,
+            input_planes: config.input_planes,
+            step,
+            min_board: MIN_BOARD,
+            max_board: MAX_BOARD,
+        }
+    }
+
+    /// Key/value pairs in a fixed order (the file's bytes must not depend on map order).
+    pub fn to_props(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                meta_keys::FEATURE_VERSION.into(),
+                self.feature_version.to_string(),
+            ),
+            (meta_keys::PRESET.into(), self.preset.clone()),
+            (meta_keys::BLOCKS.into(), self.blocks.to_string()),
+            (meta_keys::CHANNELS.into(), self.channels.to_string()),
+            (
+                meta_keys::INPUT_PLANES.into(),
+                self.input_planes.to_string(),
+            ),
+            (meta_keys::STEP.into(), self.step.to_string()),
+            (meta_keys::MIN_BOARD.into(), self.min_board.to_string()),
+            (meta_keys::MAX_BOARD.into(), self.max_board.to_string()),
+        ]
+    }
+
+    /// Parses the props back; `get` looks a key up. Errors name the key at fault.
+    pub fn from_props(get: impl Fn(&str) -> Option<String>) -> Result<ModelMeta, String> {
+        fn num<T: FromStr>(get: &impl Fn(&str) -> Option<String>, key: &str) -> Result<T, String> {
+            let v = get(key).ok_or_else(|| format!("metadata `{key}` is missing"))?;
+            v.trim()
+                .parse()
+                .map_err(|_| format!("metadata `{key}` = `{v}` is not a number"))
+        }
+        Ok(ModelMeta {
+            feature_version: num(&get, meta_keys::FEATURE_VERSION)?,
+            preset: get(meta_keys::PRESET).unwrap_or_else(|| "custom".to_string()),
+            blocks: num(&get, meta_keys::BLOCKS)?,
+            channels: num(&get, meta_keys::CHANNELS)?,
+            input_planes: num(&get, meta_keys::INPUT_PLANES)?,
+            step: num(&get, meta_keys::STEP)?,
+            min_board: num(&get, meta_keys::MIN_BOARD)?,
+            max_board: num(&get, meta_keys::MAX_BOARD)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_names_round_trip() {
+        for p in Preset::ALL {
+            assert_eq!(p.to_string().parse::<Preset>().unwrap(), p);
+            assert_eq!(p.config().preset(), Some(p));
+        }
+        assert!("huge".parse::<Preset>().is_err());
+        assert_eq!("Small".parse::<Preset>().unwrap(), Preset::Small);
+    }
+
+    #[test]
+    fn param_counts_match_contract_sizes() {
+        let small = Preset::Small.config().param_count();
+        assert!((1_100_000..1_300_000).contains(&small), "small has {small}");
+        let medium = Preset::Medium.config().param_count();
+        assert!(
+            (2_800_000..3_200_000).contains(&medium),
+            "medium has {medium}"
+        );
+        let large = Preset::Large.config().param_count();
+        assert!((4_500_000..4_900_000).contains(&large), "large has {large}");
+    }
+
+    #[test]
+    fn meta_props_round_trip() {
+        let m = ModelMeta::for_config(&Preset::Small.config(), 1234);
+        let props = m.to_props();
+        let back =
+            ModelMeta::from_props(|k| props.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone()));
+        assert_eq!(back.unwrap(), m);
+        let missing = ModelMeta::from_props(|_| None).unwrap_err();
+        assert!(missing.contains("fivezero.feature_version"), "{missing}");
+    }
+}

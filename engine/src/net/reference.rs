@@ -1,0 +1,162 @@
+//! Naive pure-Rust forward pass of the contract's network: the slow obvious code that the ONNX
+//! writer and every runtime are checked against. Direct loops, f64 accumulation; small models only.
+//! Depends only on `net`'s weight types.
+
+use super::{Conv, Dense, NetError, NetWeights};
+
+/// Runs `weights` on `planes` (`[n, input_planes, h, w]` row-major). Returns the policy logits
+/// (`[n, h*w]`, index `y*w + x`) and the values (`[n]`, in [-1, 1]).
+pub fn reference_forward(
+    weights: &NetWeights,
+    planes: &[f32],
+    n: usize,
+    h: usize,
+    w: usize,
+) -> Result<(Vec<f32>, Vec<f32>), NetError> {
+    weights.validate()?;
+    let c = &weights.config;
+    let expected = n
+        .checked_mul(c.input_planes)
+        .and_then(|v| v.checked_mul(h))
+        .and_then(|v| v.checked_mul(w));
+    if expected != Some(planes.len()) || h == 0 || w == 0 {
+        return Err(NetError::Input {
+            expected: expected.unwrap_or(usize::MAX),
+            got: planes.len(),
+            n,
+            planes: c.input_planes,
+            h,
+            w,
+        });
+    }
+    let hw = h * w;
+    let mut policy = Vec::with_capacity(n * hw);
+    let mut value = Vec::with_capacity(n);
+    for b in 0..n {
+        let x = &planes[b * c.input_planes * hw..(b + 1) * c.input_planes * hw];
+        let mut t = conv2d(&weights.stem, x, h, w);
+        relu(&mut t);
+        for blk in &weights.blocks {
+            let mut y = conv2d(&blk.conv1, &t, h, w);
+            relu(&mut y);
+            let mut y = conv2d(&blk.conv2, &y, h, w);
+            for (yi, ti) in y.iter_mut().zip(&t) {
+                *yi += *ti;
+            }
+            relu(&mut y);
+            t = y;
+        }
+        let mut p = conv2d(&weights.policy_conv, &t, h, w);
+        relu(&mut p);
+        policy.extend(conv2d(&weights.policy_out, &p, h, w));
+
+        let mut v = conv2d(&weights.value_conv, &t, h, w);
+        relu(&mut v);
+        let pooled: Vec<f32> = v
+            .chunks(hw)
+            .map(|ch| (ch.iter().map(|&a| a as f64).sum::<f64>() / hw as f64) as f32)
+            .collect();
+        let mut hidden = dense(&weights.value_fc1, &pooled);
+        relu(&mut hidden);
+        value.push(dense(&weights.value_fc2, &hidden)[0].tanh());
+    }
+    Ok((policy, value))
+}
+
+fn relu(v: &mut [f32]) {
+    for x in v {
+        *x = x.max(0.0);
+    }
+}
+
+/// Same-padding, stride-1 convolution of one `[in, h, w]` image.
+fn conv2d(conv: &Conv, x: &[f32], h: usize, w: usize) -> Vec<f32> {
+    let k = conv.kernel as isize;
+    let pad = k / 2;
+    let (hi, wi) = (h as isize, w as isize);
+    let mut out = vec![0f32; conv.out_channels * h * w];
+    for o in 0..conv.out_channels {
+        for y in 0..hi {
+            for xx in 0..wi {
+                let mut acc = conv.bias[o] as f64;
+                for i in 0..conv.in_channels {
+                    for ky in 0..k {
+                        let sy = y + ky - pad;
+                        if sy < 0 || sy >= hi {
+                            continue;
+                        }
+                        for kx in 0..k {
+                            let sx = xx + kx - pad;
+                            if sx < 0 || sx >= wi {
+                                continue;
+                            }
+                            let wv = conv.weight[((o * conv.in_channels + i) * conv.kernel
+                                + ky as usize)
+                                * conv.kernel
+                                + kx as usize];
+                            acc += wv as f64 * x[(i * h + sy as usize) * w + sx as usize] as f64;
+                        }
+                    }
+                }
+                out[(o * h + y as usize) * w + xx as usize] = acc as f32;
+            }
+        }
+    }
+    out
+}
+
+fn dense(d: &Dense, x: &[f32]) -> Vec<f32> {
+    (0..d.out_features)
+        .map(|o| {
+            let row = &d.weight[o * d.in_features..(o + 1) * d.in_features];
+            (d.bias[o] as f64
+                + row
+                    .iter()
+                    .zip(x)
+                    .map(|(&a, &b)| a as f64 * b as f64)
+                    .sum::<f64>()) as f32
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{NetConfig, Preset};
+
+    #[test]
+    fn outputs_are_shaped_bounded_and_input_dependent() {
+        let wts = NetWeights::random(Preset::Tiny.config(), 3).unwrap();
+        let (h, w) = (6, 7);
+        let mut planes = vec![0f32; 2 * 11 * h * w];
+        for (i, p) in planes.iter_mut().enumerate() {
+            *p = ((i.wrapping_mul(2_654_435_761) >> 7) % 4 == 0) as u8 as f32;
+        }
+        let (p, v) = reference_forward(&wts, &planes, 2, h, w).unwrap();
+        assert_eq!(p.len(), 2 * h * w);
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| x.abs() < 1.0));
+        assert_ne!(
+            p[..h * w],
+            p[h * w..],
+            "different inputs must give different policies"
+        );
+        let spread =
+            p.iter().cloned().fold(f32::MIN, f32::max) - p.iter().cloned().fold(f32::MAX, f32::min);
+        assert!(spread > 1e-2, "policy is degenerate: spread {spread}");
+    }
+
+    #[test]
+    fn rejects_wrong_input_length() {
+        let wts = NetWeights::random(
+            NetConfig {
+                blocks: 0,
+                ..NetConfig::default()
+            },
+            3,
+        )
+        .unwrap();
+        assert!(reference_forward(&wts, &[0.0; 10], 1, 5, 5).is_err());
+        assert!(reference_forward(&wts, &[], 0, 0, 5).is_err());
+    }
+}

@@ -1,0 +1,354 @@
+//! Writes [`NetWeights`] + [`ModelMeta`] as an ONNX model (opset 17, IR 8): the graph of the
+//! network contract, built from our own description of the network (as KataGo and lc0 do), with
+//! dynamic N, H, W. Depends only on `net` and the generated protobuf types; never on a runtime.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use prost::Message;
+
+use super::onnx_pb::{
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
+    TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
+    tensor_proto::DataType, tensor_shape_proto, type_proto,
+};
+use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
+
+pub const OPSET: i64 = 17;
+pub const IR_VERSION: i64 = 8;
+
+/// Graph builder: nodes in topological order, initializers in the same order (stable bytes).
+struct Builder {
+    nodes: Vec<NodeProto>,
+    inits: Vec<TensorProto>,
+}
+
+fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn attr_int(name: &str, v: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(v),
+        ..Default::default()
+    }
+}
+
+fn attr_float(name: &str, v: f32) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Float as i32),
+        f: Some(v),
+        ..Default::default()
+    }
+}
+
+impl Builder {
+    fn init(&mut self, name: &str, dims: &[usize], data: &[f32]) -> String {
+        let mut raw = Vec::with_capacity(data.len() * 4);
+        for x in data {
+            raw.extend_from_slice(&x.to_le_bytes()); // ONNX raw_data is little-endian
+        }
+        self.inits.push(TensorProto {
+            dims: dims.iter().map(|&d| d as i64).collect(),
+            data_type: Some(DataType::Float as i32),
+            name: Some(name.into()),
+            raw_data: Some(raw),
+            ..Default::default()
+        });
+        name.to_string()
+    }
+
+    fn node(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+    ) -> String {
+        let out = name.to_string();
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![out.clone()],
+            name: Some(name.into()),
+            op_type: Some(op.into()),
+            attribute: attrs,
+            ..Default::default()
+        });
+        out
+    }
+
+    fn conv(&mut self, name: &str, c: &Conv, input: &str) -> String {
+        let w = self.init(&format!("{name}.weight"), &c.shape(), &c.weight);
+        let b = self.init(&format!("{name}.bias"), &[c.out_channels], &c.bias);
+        let k = c.kernel as i64;
+        let p = k / 2;
+        let attrs = vec![
+            attr_ints("kernel_shape", &[k, k]),
+            attr_ints("pads", &[p, p, p, p]),
+            attr_ints("strides", &[1, 1]),
+            attr_ints("dilations", &[1, 1]),
+            attr_int("group", 1),
+        ];
+        self.node("Conv", name, &[input, &w, &b], attrs)
+    }
+
+    fn relu(&mut self, name: &str, input: &str) -> String {
+        self.node("Relu", name, &[input], vec![])
+    }
+
+    fn gemm(&mut self, name: &str, d: &super::Dense, input: &str) -> String {
+        let w = self.init(
+            &format!("{name}.weight"),
+            &[d.out_features, d.in_features],
+            &d.weight,
+        );
+        let b = self.init(&format!("{name}.bias"), &[d.out_features], &d.bias);
+        let attrs = vec![
+            attr_float("alpha", 1.0),
+            attr_float("beta", 1.0),
+            attr_int("transA", 0),
+            attr_int("transB", 1),
+        ];
+        self.node("Gemm", name, &[input, &w, &b], attrs)
+    }
+}
+
+enum Dim {
+    Fixed(i64),
+    Param(&'static str),
+}
+
+fn value_info(name: &str, dims: &[Dim]) -> ValueInfoProto {
+    let dim = dims
+        .iter()
+        .map(|d| tensor_shape_proto::Dimension {
+            denotation: None,
+            value: Some(match d {
+                Dim::Fixed(v) => tensor_shape_proto::dimension::Value::DimValue(*v),
+                Dim::Param(p) => tensor_shape_proto::dimension::Value::DimParam((*p).into()),
+            }),
+        })
+        .collect();
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            denotation: None,
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(DataType::Float as i32),
+                shape: Some(TensorShapeProto { dim }),
+            })),
+        }),
+        ..Default::default()
+    }
+}
+
+/// The ONNX model of `weights`, labelled with `meta`. `meta` must describe the same shape as the
+/// weights (blocks, channels, input planes); its feature version is written as given.
+pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto, NetError> {
+    weights.validate()?;
+    let c = &weights.config;
+    if (meta.blocks, meta.channels, meta.input_planes) != (c.blocks, c.channels, c.input_planes) {
+        return Err(NetError::Config(format!(
+            "metadata says {} blocks x {} channels x {} planes, weights are {} x {} x {}",
+            meta.blocks, meta.channels, meta.input_planes, c.blocks, c.channels, c.input_planes
+        )));
+    }
+    let mut g = Builder {
+        nodes: Vec::new(),
+        inits: Vec::new(),
+    };
+    let x = g.conv("stem", &weights.stem, INPUT_NAME);
+    let mut t = g.relu("stem.relu", &x);
+    for (i, b) in weights.blocks.iter().enumerate() {
+        let y = g.conv(&format!("block{i}.conv1"), &b.conv1, &t);
+        let y = g.relu(&format!("block{i}.relu1"), &y);
+        let y = g.conv(&format!("block{i}.conv2"), &b.conv2, &y);
+        let y = g.node("Add", &format!("block{i}.add"), &[&y, &t], vec![]);
+        t = g.relu(&format!("block{i}.relu2"), &y);
+    }
+    let p = g.conv("policy_conv", &weights.policy_conv, &t);
+    let p = g.relu("policy_conv.relu", &p);
+    let p = g.conv("policy_out", &weights.policy_out, &p);
+    g.nodes.push(NodeProto {
+        input: vec![p],
+        output: vec![POLICY_NAME.into()],
+        name: Some("policy.flatten".into()),
+        op_type: Some("Flatten".into()),
+        attribute: vec![attr_int("axis", 1)],
+        ..Default::default()
+    });
+
+    let v = g.conv("value_conv", &weights.value_conv, &t);
+    let v = g.relu("value_conv.relu", &v);
+    let v = g.node("GlobalAveragePool", "value.pool", &[&v], vec![]);
+    let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
+    let v = g.gemm("value_fc1", &weights.value_fc1, &v);
+    let v = g.relu("value_fc1.relu", &v);
+    let v = g.gemm("value_fc2", &weights.value_fc2, &v);
+    g.nodes.push(NodeProto {
+        input: vec![v],
+        output: vec![VALUE_NAME.into()],
+        name: Some("value.tanh".into()),
+        op_type: Some("Tanh".into()),
+        ..Default::default()
+    });
+
+    let graph = GraphProto {
+        node: g.nodes,
+        name: Some("fivezero".into()),
+        initializer: g.inits,
+        input: vec![value_info(
+            INPUT_NAME,
+            &[
+                Dim::Param("N"),
+                Dim::Fixed(c.input_planes as i64),
+                Dim::Param("H"),
+                Dim::Param("W"),
+            ],
+        )],
+        output: vec![
+            value_info(POLICY_NAME, &[Dim::Param("N"), Dim::Param("HW")]),
+            value_info(VALUE_NAME, &[Dim::Param("N"), Dim::Fixed(1)]),
+        ],
+        ..Default::default()
+    };
+    Ok(ModelProto {
+        ir_version: Some(IR_VERSION),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(OPSET),
+        }],
+        producer_name: Some("fivezero".into()),
+        producer_version: Some(env!("CARGO_PKG_VERSION").into()),
+        model_version: Some(meta.step.min(i64::MAX as u64) as i64),
+        doc_string: Some(format!(
+            "fivezero policy/value network ({} {}x{})",
+            meta.preset, c.blocks, c.channels
+        )),
+        graph: Some(graph),
+        metadata_props: meta
+            .to_props()
+            .into_iter()
+            .map(|(k, v)| StringStringEntryProto {
+                key: Some(k),
+                value: Some(v),
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+/// The serialized ONNX model (deterministic: same weights and meta, same bytes).
+pub fn onnx_bytes(weights: &NetWeights, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
+    Ok(model_proto(weights, meta)?.encode_to_vec())
+}
+
+/// Writes the model to `path` atomically: a temporary file in the same folder, fsync, rename
+/// (then fsync of the folder), so a reader never sees a half-written model.
+pub fn write_model_file(
+    path: impl AsRef<Path>,
+    weights: &NetWeights,
+    meta: &ModelMeta,
+) -> Result<(), NetError> {
+    let path = path.as_ref();
+    let bytes = onnx_bytes(weights, meta)?;
+    write_atomic(path, &bytes).map_err(|source| NetError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let file_name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "path has no file name")
+    })?;
+    let tmp = dir.join(format!(
+        ".{}.tmp.{}.{}",
+        file_name.to_string_lossy(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return result;
+    }
+    // Persist the rename itself; some filesystems refuse to open a folder for sync: not fatal.
+    if let Ok(d) = fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Preset;
+
+    #[test]
+    fn bytes_are_deterministic_and_decode_back() {
+        let w = NetWeights::random(Preset::Tiny.config(), 11).unwrap();
+        let meta = ModelMeta::for_config(&w.config, 5);
+        let a = onnx_bytes(&w, &meta).unwrap();
+        assert_eq!(a, onnx_bytes(&w, &meta).unwrap());
+        let m = ModelProto::decode(a.as_slice()).unwrap();
+        assert_eq!(m.ir_version, Some(8));
+        assert_eq!(m.opset_import[0].version, Some(17));
+        let g = m.graph.unwrap();
+        assert_eq!(g.input[0].name.as_deref(), Some("planes"));
+        let outs: Vec<_> = g.output.iter().filter_map(|o| o.name.clone()).collect();
+        assert_eq!(outs, ["policy", "value"]);
+        let params: usize = g
+            .initializer
+            .iter()
+            .map(|t| t.raw_data.as_ref().unwrap().len() / 4)
+            .sum();
+        assert_eq!(params, w.param_count());
+    }
+
+    #[test]
+    fn meta_must_match_weights() {
+        let w = NetWeights::random(Preset::Tiny.config(), 11).unwrap();
+        let mut meta = ModelMeta::for_config(&w.config, 0);
+        meta.channels = 32;
+        assert!(matches!(onnx_bytes(&w, &meta), Err(NetError::Config(_))));
+    }
+
+    #[test]
+    fn write_is_atomic_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.onnx");
+        let w = NetWeights::random(Preset::Tiny.config(), 1).unwrap();
+        let meta = ModelMeta::for_config(&w.config, 0);
+        write_model_file(&path, &w, &meta).unwrap();
+        write_model_file(&path, &w, &meta).unwrap(); // overwrite in place
+        assert_eq!(fs::read(&path).unwrap(), onnx_bytes(&w, &meta).unwrap());
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(write_model_file(dir.path().join("missing/m.onnx"), &w, &meta).is_err());
+    }
+}

@@ -1,0 +1,109 @@
+//! A brain driven over real pipes: send lines, read replies with a deadline (MESSAGE and DEBUG
+//! lines are collected aside, as managers do). Used by the engine protocol tests.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+pub struct Brain {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    pub messages: Vec<String>,
+}
+
+impl Brain {
+    pub fn spawn(path: &Path, args: &[&str]) -> Brain {
+        let mut child = Command::new(path)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", path.display()));
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Brain { child, stdin, lines: rx, messages: Vec::new() }
+    }
+
+    /// Sends raw bytes (no line ending added).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin closed");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, line: &str) {
+        self.send_raw(format!("{line}\r\n").as_bytes());
+    }
+
+    /// The next reply that is not MESSAGE/DEBUG, within `timeout`; `None` on timeout or exit.
+    pub fn reply_within(&mut self, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let upper = line.to_ascii_uppercase();
+                    if upper.starts_with("MESSAGE") || upper.starts_with("DEBUG") {
+                        self.messages.push(line);
+                        continue;
+                    }
+                    return Some(line.trim().to_string());
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    /// The next reply, which must come within `timeout`.
+    pub fn reply(&mut self, timeout: Duration) -> String {
+        self.reply_within(timeout).unwrap_or_else(|| panic!("no reply within {timeout:?}"))
+    }
+
+    /// Nothing but MESSAGE/DEBUG within `wait`.
+    pub fn silent_for(&mut self, wait: Duration) -> bool {
+        self.reply_within(wait).is_none()
+    }
+
+    /// Closes stdin (EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Waits for the process to exit; true if it did within `timeout`.
+    pub fn exits_within(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+}
+
+impl Drop for Brain {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Parses a move reply `x,y`.
+pub fn parse_move(reply: &str) -> Option<(u32, u32)> {
+    let (x, y) = reply.split_once(',')?;
+    Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
+}

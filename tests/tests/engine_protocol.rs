@@ -1,0 +1,277 @@
+//! pbrain-fivezero over real pipes: full protocol sessions, every command of PROTOCOL.md, and
+//! bad input of every kind. Each bad line must get ERROR/UNKNOWN (or silence where the protocol
+//! says so), leave the position unchanged, and keep the engine working.
+
+use engine::game::{Board, Color, Pos, Rule};
+use fivezero_tests::pipe::{Brain, parse_move};
+use fivezero_tests::referee::bin;
+use std::time::{Duration, Instant};
+
+const QUICK: Duration = Duration::from_secs(5);
+
+fn engine() -> Brain {
+    Brain::spawn(&bin("pbrain-fivezero"), &[])
+}
+
+/// A started engine with a short move time.
+fn started(size: u32, rule: u32) -> Brain {
+    let mut b = engine();
+    b.send(&format!("START {size}"));
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send("INFO timeout_match 100000");
+    b.send(&format!("INFO rule {rule}"));
+    b
+}
+
+fn expect_move(b: &mut Brain) -> (u32, u32) {
+    let r = b.reply(QUICK);
+    parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"))
+}
+
+#[test]
+fn start_is_answered_in_milliseconds() {
+    let mut b = engine();
+    let t = Instant::now();
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    assert!(t.elapsed() < Duration::from_millis(500), "START took {:?}", t.elapsed());
+}
+
+#[test]
+fn full_session_plays_legal_moves_in_time() {
+    let mut b = started(15, 0);
+    let mut board = Board::new(15, 15, Rule::Freestyle).unwrap();
+    b.send("BEGIN");
+    let (x, y) = expect_move(&mut b);
+    board.play(Pos::new(x as usize, y as usize)).unwrap();
+    for _ in 0..10 {
+        // Opponent: the first empty point scanning from the corner (a weak but legal player).
+        let p = board.points().find(|&p| board.is_empty(p)).unwrap();
+        board.play(p).unwrap();
+        let t = Instant::now();
+        b.send(&format!("TURN {},{}", p.x(), p.y()));
+        let (x, y) = expect_move(&mut b);
+        assert!(t.elapsed() < Duration::from_millis(300 + 200), "reply took {:?}", t.elapsed());
+        board.play(Pos::new(x as usize, y as usize)).expect("engine move must be legal");
+        if board.winner().is_some() {
+            break;
+        }
+    }
+    b.send("END");
+    assert!(b.exits_within(Duration::from_secs(2)));
+}
+
+#[test]
+fn bad_lines_get_error_or_unknown_and_change_nothing() {
+    let mut b = engine();
+    b.send("TURN 7,7");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "TURN before START");
+    b.send("BEGIN");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "BEGIN before START");
+    b.send("START 4");
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    b.send("START 23");
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    b.send("START abc");
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    b.send("RECTSTART 20,15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send("FLY me to the moon");
+    assert!(b.reply(QUICK).starts_with("UNKNOWN"));
+    b.send("INFO timeout_turn banana"); // INFO never gets a reply, even a bad one
+    b.send("INFO some_future_key 17");
+    assert!(b.silent_for(Duration::from_millis(200)));
+    b.send("TURN 15,3");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "off-board");
+    b.send("TURN -1,3");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "negative");
+    b.send("TURN 7,7");
+    let first = expect_move(&mut b);
+    b.send("TURN 7,7");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "occupied");
+    b.send(&format!("TURN {},{}", first.0, first.1));
+    assert!(b.reply(QUICK).starts_with("ERROR"), "occupied by the engine's own stone");
+    // Still the same game: a fresh legal TURN gets a move that is not on either stone.
+    b.send("TURN 0,0");
+    let m = expect_move(&mut b);
+    assert!(m != (7, 7) && m != first && m != (0, 0));
+}
+
+#[test]
+fn huge_lines_and_binary_garbage_do_not_kill_it() {
+    let mut b = started(15, 0);
+    let mut huge = vec![b'A'; 1 << 20];
+    huge.extend_from_slice(b"\r\n");
+    b.send_raw(&huge);
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).filter(|&c| c != b'\n' && c != b'\r').collect();
+    b.send_raw(&garbage);
+    b.send_raw(b"\n");
+    let r = b.reply(QUICK);
+    assert!(r.starts_with("UNKNOWN") || r.starts_with("ERROR"), "{r:?}");
+    b.send("BEGIN");
+    expect_move(&mut b);
+}
+
+#[test]
+fn bad_board_blocks_are_refused_and_the_old_position_kept() {
+    let mut b = started(15, 0);
+    b.send("BEGIN");
+    let first = expect_move(&mut b);
+    for block in [
+        "BOARD\r\n7,7,1\r\n7,7,2\r\nDONE",                      // overlapping stones
+        "BOARD\r\n7,7,1\r\n15,2,2\r\nDONE",                     // off-board
+        "BOARD\r\n1,1,1\r\n2,2,1\r\n3,3,1\r\n4,4,2\r\nDONE",    // impossible stone counts
+        "BOARD\r\n7,7,9\r\nDONE",                               // unknown owner
+    ] {
+        for line in block.split("\r\n") {
+            b.send(line);
+        }
+        let r = b.reply(QUICK);
+        assert!(r.starts_with("ERROR"), "{block:?} -> {r:?}");
+    }
+    // The game continues from the old position: the engine's first stone is still there.
+    b.send(&format!("TURN {},{}", first.0, first.1));
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+}
+
+#[test]
+fn board_takeback_play_about_restart() {
+    let mut b = started(15, 0);
+    for line in ["BOARD", "7,7,2", "8,8,1", "6,6,2", "DONE"] {
+        b.send(line);
+    }
+    let m = expect_move(&mut b);
+    assert!(![(7, 7), (8, 8), (6, 6)].contains(&m));
+    b.send(&format!("TAKEBACK {},{}", m.0, m.1));
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send(&format!("PLAY {},{}", m.0, m.1));
+    assert_eq!(b.reply(QUICK), format!("{},{}", m.0, m.1));
+    b.send("TAKEBACK 14,14");
+    assert!(b.reply(QUICK).starts_with("ERROR"), "nothing to take back there");
+    b.send("ABOUT");
+    let about = b.reply(QUICK);
+    assert!(about.contains("name=\"fivezero\""), "{about}");
+    b.send("RESTART");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("BEGIN");
+    expect_move(&mut b);
+}
+
+#[test]
+fn wins_at_once_and_blocks_a_five() {
+    // Own four with an open end: the engine must complete five.
+    let mut b = started(15, 0);
+    for line in ["BOARD", "3,7,1", "4,7,1", "5,7,1", "6,7,1", "2,7,2", "0,0,2", "0,14,2", "14,0,2", "DONE"] {
+        b.send(line);
+    }
+    assert_eq!(expect_move(&mut b), (7, 7));
+    // Opponent four: the engine must block it.
+    let mut b = started(15, 1);
+    for line in ["BOARD", "3,7,2", "4,7,2", "5,7,2", "6,7,2", "2,7,1", "0,0,1", "14,14,1", "DONE"] {
+        b.send(line);
+    }
+    assert_eq!(expect_move(&mut b), (7, 7));
+}
+
+#[test]
+fn renju_black_never_plays_forbidden_and_reports_them() {
+    // Black (the engine: equal stone counts) has a double-three at (7,7); the point must appear in
+    // YXSHOWFORBID and never be played.
+    let mut b = started(15, 4);
+    let stones = ["5,7,1", "6,7,1", "7,5,1", "7,6,1", "0,0,2", "14,14,2", "0,14,2", "14,0,2"];
+    b.send("YXBOARD");
+    for s in stones {
+        b.send(s);
+    }
+    b.send("DONE");
+    b.send("YXSHOWFORBID");
+    let forbid = b.reply(QUICK);
+    assert!(forbid.starts_with("FORBID") && forbid.contains("0707"), "{forbid}");
+    b.send("BOARD");
+    for s in stones {
+        b.send(s);
+    }
+    b.send("DONE");
+    let m = expect_move(&mut b);
+    let mut board = Board::new(15, 15, Rule::Renju).unwrap();
+    for (i, s) in stones.iter().enumerate() {
+        let v: Vec<usize> = s.split(',').map(|n| n.parse().unwrap()).collect();
+        board.place(Pos::new(v[0], v[1]), if i < 4 { Color::Black } else { Color::White }).unwrap();
+    }
+    assert!(!board.is_forbidden(Pos::new(m.0 as usize, m.1 as usize)), "played forbidden {m:?}");
+    assert_ne!(m, (7, 7));
+}
+
+#[test]
+fn stop_and_end_are_seen_while_thinking() {
+    let mut b = engine();
+    b.send("START 20");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 30000");
+    b.send("INFO timeout_match 0");
+    b.send("BOARD");
+    for s in ["10,10,2", "11,11,1", "9,11,2", "12,9,1", "8,12,2"] {
+        b.send(s);
+    }
+    b.send("DONE");
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    b.send("YXSTOP");
+    expect_move(&mut b);
+    assert!(t.elapsed() < Duration::from_secs(2), "YXSTOP answered after {:?}", t.elapsed());
+    b.send("TURN 0,0");
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    b.send("END");
+    assert!(b.exits_within(Duration::from_secs(2)), "END while thinking");
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn exits_on_eof() {
+    let mut b = started(15, 0);
+    b.close_stdin();
+    assert!(b.exits_within(Duration::from_secs(2)));
+}
+
+#[test]
+fn swap2_answers_at_zero_three_and_five_stones() {
+    let mut b = started(15, 0);
+    b.send("SWAP2BOARD");
+    b.send("DONE");
+    let r = b.reply(QUICK);
+    assert_eq!(r.split_whitespace().count(), 3, "three stones: {r}");
+    for stones in [vec!["7,7,1", "8,8,2", "7,9,1"], vec!["7,7,1", "8,8,2", "7,9,1", "9,9,2", "6,8,1"]] {
+        b.send("SWAP2BOARD");
+        for s in &stones {
+            b.send(s);
+        }
+        b.send("DONE");
+        let r = b.reply(QUICK);
+        assert!(r == "SWAP" || parse_move(&r).is_some() || r.split_whitespace().count() == 2, "{r}");
+    }
+}
+
+#[test]
+fn time_limits_are_honoured_under_a_match_clock() {
+    let mut b = engine();
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 5000");
+    b.send("INFO timeout_match 10000");
+    b.send("INFO time_left 900");
+    let t = Instant::now();
+    b.send("BOARD");
+    for s in ["7,7,2", "8,8,1", "6,8,2", "8,6,1", "9,7,2"] {
+        b.send(s);
+    }
+    b.send("DONE");
+    expect_move(&mut b);
+    // 900 ms left in the match: a third at most, minus margins.
+    assert!(t.elapsed() < Duration::from_millis(450), "took {:?} with 900 ms left", t.elapsed());
+}

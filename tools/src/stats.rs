@@ -185,13 +185,15 @@ impl SprtParams {
 
     /// Log-likelihood ratio of H1 against H0 for these results, normal approximation:
     /// LLR = n (s1 - s0) (2 s - s0 - s1) / (2 var), with s the mean score and var the sample
-    /// per-game variance. Zero while the variance is zero (too few or all-equal results).
+    /// per-game variance. When every game had the same result the sample variance is zero; then
+    /// the variance of the counts with one extra win and one extra loss stands in (a weak prior),
+    /// so a side that wins every game still reaches a decision. Zero without games.
     pub fn llr(&self, r: &Wdl) -> f64 {
-        let (Some(s), Some(var)) = (r.score(), r.variance()) else {
+        let (Some(s), Some(mut var)) = (r.score(), r.variance()) else {
             return 0.0;
         };
         if var <= 0.0 {
-            return 0.0;
+            var = Wdl::new(r.wins + 1, r.draws, r.losses + 1).variance().unwrap_or(0.25);
         }
         let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
         r.games() as f64 * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
@@ -281,6 +283,11 @@ mod tests {
         assert_eq!(p.decide(&Wdl::new(700, 100, 200)), SprtDecision::AcceptH1);
         assert_eq!(p.decide(&Wdl::new(200, 100, 700)), SprtDecision::AcceptH0);
         assert_eq!(p.llr(&Wdl::default()), 0.0);
+        // All wins: the prior variance keeps the LLR finite and growing with the games.
+        let wide = SprtParams::parse("elo0=0,elo1=200").unwrap();
+        let (a, b) = (wide.llr(&Wdl::new(3, 0, 0)), wide.llr(&Wdl::new(6, 0, 0)));
+        assert!(a > 0.0 && b > a && b.is_finite(), "{a} {b}");
+        assert!(wide.llr(&Wdl::new(0, 0, 6)) < 0.0);
     }
 
     #[test]

@@ -255,7 +255,7 @@ pub fn play_game(
             let msg = format!("move {x},{y} is on an occupied point");
             return g.forfeit(color, Forfeit::Occupied, msg, &mut seats);
         }
-        if g.board.is_forbidden(pos) {
+        if color == Color::Black && g.board.is_forbidden(pos) {
             let msg = format!("move {x},{y} is a forbidden point (renju foul)");
             g.moves.push((at.x, at.y));
             return g.forfeit(color, Forfeit::Forbidden, msg, &mut seats);

@@ -69,7 +69,7 @@ TIME AND FORFEITS
   if still running after --end-grace-ms.";
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, args_override_self = true)]
 pub struct Args {
     /// An engine to play (at least two; see ENGINE SPEC below).
     #[arg(long = "engine", value_name = "SPEC", required = true)]

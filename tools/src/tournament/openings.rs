@@ -154,7 +154,7 @@ fn validate(
                 i + 1
             ));
         }
-        if board.is_forbidden(pos) {
+        if board.side_to_move() == engine::game::Color::Black && board.is_forbidden(pos) {
             return Err(format!(
                 "stone {} at {x},{y} is a forbidden point for black",
                 i + 1

@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 60
 all: build
 
 ## build: release binaries (pbrain-fivezero, fivezero-tools, trainer) under target/release
-build:
+build: third_party/.runtime-ok
 	$(CARGO) build --release --workspace --bins
 
 ## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout
@@ -19,7 +19,7 @@ run: build
 	@$(ENGINE)
 
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries)
-test: build
+test: build third_party/.runtime-ok
 	$(CARGO) test --release --workspace
 
 ## bench: criterion benches and the engine's bench signature
@@ -30,6 +30,10 @@ bench: build
 ## fuzz: run the protocol parser fuzz target for FUZZ_SECONDS (default 60)
 fuzz:
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## third_party/.runtime-ok: ONNX Runtime (libonnxruntime.so) and the Python checker venv, from PyPI
+third_party/.runtime-ok: scripts/fetch-runtime.sh
+	./scripts/fetch-runtime.sh && touch $@
 
 clean:
 	$(CARGO) clean

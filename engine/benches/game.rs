@@ -1,8 +1,8 @@
-//! Rules-core speed: make/unmake with incremental patterns, renju forbidden checks, and (once it
-//! exists) the classical evaluator. Run with `cargo bench -p engine --bench game`.
+//! Rules-core speed: make/unmake with incremental patterns, renju forbidden checks, and the
+//! classical evaluator. Run with `cargo bench -p engine --bench game`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use engine::game::{Board, Color, Pos, Rule};
+use engine::game::{Board, Pos, Rule};
 use std::hint::black_box;
 
 /// A fixed, reproducible middle-game: a deterministic pseudo-random walk of legal moves near the
@@ -49,8 +49,26 @@ fn bench_forbidden(c: &mut Criterion) {
         b.iter(|| empties.iter().filter(|&&p| board.is_forbidden(black_box(p))).count())
     });
     g.finish();
-    let _ = Color::Black;
 }
 
-criterion_group!(benches, bench_make_unmake, bench_forbidden);
+fn bench_classical(c: &mut Criterion) {
+    use engine::eval::{Evaluation, classical::ClassicalEvaluator};
+    let boards: Vec<Board> = [Rule::Freestyle, Rule::Standard, Rule::Renju]
+        .into_iter()
+        .map(|rule| middle_game(rule, 30))
+        .collect();
+    let mut g = c.benchmark_group("classical");
+    g.throughput(Throughput::Elements(boards.len() as u64));
+    g.bench_function("evaluate", |b| {
+        let mut out = Evaluation::default();
+        b.iter(|| {
+            for board in &boards {
+                ClassicalEvaluator::evaluate_one(black_box(board), &mut out);
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_make_unmake, bench_forbidden, bench_classical);
 criterion_main!(benches);

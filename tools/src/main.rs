@@ -19,14 +19,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Play Gomocup engines against each other (round-robin or gauntlet) with Elo and SPRT.
-    Tournament(tools::tournament::Args),
+    Tournament(Box<tools::tournament::Args>),
     /// Elo, error bar, LOS and SPRT for given win/draw/loss counts.
     Elo(tools::elo::Args),
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().cmd {
-        Cmd::Tournament(a) => tools::tournament::run(a).map(|_| ()),
+        Cmd::Tournament(a) => tools::tournament::run(*a).map(|_| ()),
         Cmd::Elo(a) => tools::elo::run(a),
     };
     match result {

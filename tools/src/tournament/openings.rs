@@ -92,7 +92,7 @@ fn parse_offset(line: &str, width: usize, height: usize) -> Result<Vec<(i64, i64
                 .map_err(|_| format!("`{s}` is not an integer"))
         })
         .collect::<Result<_, _>>()?;
-    if nums.len() % 2 != 0 {
+    if !nums.len().is_multiple_of(2) {
         return Err("odd number of coordinates".into());
     }
     let (cx, cy) = ((width / 2) as i64, (height / 2) as i64);

@@ -273,19 +273,16 @@ impl Tally {
             if let Some(sc) = p.score {
                 let _ = write!(out, "  score {sc:.3}");
             }
-            match (stats::elo_estimate(&p.wdl()), p.los) {
-                (Some(e), los) => {
-                    let err = if e.error95.is_finite() {
-                        format!("{:.1}", e.error95)
-                    } else {
-                        "inf".into()
-                    };
-                    let _ = write!(out, "  elo {} ± {err}", fmt_elo(e.elo));
-                    if let Some(l) = los {
-                        let _ = write!(out, "  LOS {:.1}%", l * 100.0);
-                    }
+            if let Some(e) = stats::elo_estimate(&p.wdl()) {
+                let err = if e.error95.is_finite() {
+                    format!("{:.1}", e.error95)
+                } else {
+                    "inf".into()
+                };
+                let _ = write!(out, "  elo {} ± {err}", fmt_elo(e.elo));
+                if let Some(l) = p.los {
+                    let _ = write!(out, "  LOS {:.1}%", l * 100.0);
                 }
-                (None, _) => {}
             }
             out.push('\n');
         }

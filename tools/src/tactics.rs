@@ -1,0 +1,202 @@
+//! `fivezero-tools tactics FILE…`: runs tactics suites (see `engine::tss::suite` for the format)
+//! through `engine::tss::analyse` and reports solved / wrong / time per position, nodes per second,
+//! median and worst time, solve rates within 100 ms and 1 s, and false claims.
+//!
+//! A false claim is a win announced where the suite says there is none, or a proof that fails an
+//! independent re-check here; it must stay 0. Depends on `engine::tss` and `engine::game` only.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use engine::game::Color;
+use engine::tss::suite::{self, Expect, Position};
+use engine::tss::{Budget, RootTactics, WinKind, analyse, line_reaches_five, verify_strategy};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Suite files (e.g. engine/tests/fixtures/tactics/*.txt).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Time limit per position in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub time_ms: u64,
+    /// Node limit per position (default: none).
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Print only the summary lines.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// One position's outcome.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: String,
+    pub solved: bool,
+    pub false_claim: bool,
+    pub time: Duration,
+    pub nodes: u64,
+    pub got: String,
+}
+
+/// Totals over a suite.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub positions: usize,
+    pub solved: usize,
+    pub false_claims: usize,
+    pub within_100ms: usize,
+    pub within_1s: usize,
+    pub median: Duration,
+    pub worst: Duration,
+    pub vcf_nodes: u64,
+    pub vcf_time: Duration,
+    pub vct_nodes: u64,
+    pub vct_time: Duration,
+}
+
+fn describe(t: &RootTactics) -> String {
+    match t {
+        RootTactics::WinNow(p) => format!("win-now {p}"),
+        RootTactics::ForcedWin { line, kind } => {
+            let k = if *kind == WinKind::Vcf { "vcf" } else { "vct" };
+            let first: Vec<String> = line.iter().take(9).map(|p| p.to_string()).collect();
+            format!("win-{k} len {} [{}{}]", line.len(), first.join(" "), if line.len() > 9 { " …" } else { "" })
+        }
+        RootTactics::MustBlock(m) => {
+            let pts: Vec<String> = m.iter().take(12).map(|p| p.to_string()).collect();
+            format!("must-defend {} [{}{}]", m.len(), pts.join(" "), if m.len() > 12 { " …" } else { "" })
+        }
+        RootTactics::Lost => "lost".into(),
+        RootTactics::GameOver { winner } => format!("game-over {winner:?}"),
+        RootTactics::NoMoves => "no-moves".into(),
+        RootTactics::Unknown => "unknown".into(),
+    }
+}
+
+/// Solves one position and judges the answer against its expectation.
+pub fn run_position(pos: &Position, budget: Budget, stats_into: &mut Summary) -> Outcome {
+    let start = Instant::now();
+    let a = analyse(&pos.board, pos.to_move, budget);
+    let time = start.elapsed();
+    stats_into.vcf_nodes += a.stats.vcf_nodes;
+    stats_into.vcf_time += a.stats.vcf_time;
+    stats_into.vct_nodes += a.stats.vct_nodes;
+    stats_into.vct_time += a.stats.vct_time;
+    let claims_win = matches!(a.tactics, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. });
+    // Independent re-check of every claimed win: the line is a legal game ending in a five, and
+    // the proof tree holds against every defence.
+    let recheck = match (&a.tactics, &a.proof) {
+        (RootTactics::WinNow(p), _) => line_reaches_five(&pos.board, pos.to_move, &[*p]),
+        (RootTactics::ForcedWin { line, .. }, Some(proof)) => {
+            let mut b = pos.board.clone();
+            proof.attacker == pos.to_move
+                && line_reaches_five(&pos.board, pos.to_move, line)
+                && verify_strategy(&mut b, pos.to_move, &proof.strategy)
+        }
+        (RootTactics::ForcedWin { .. }, None) => false,
+        _ => true,
+    };
+    let solved = match (&pos.expect, &a.tactics) {
+        (Expect::WinVcf, RootTactics::WinNow(_)) => true,
+        (Expect::WinVcf, RootTactics::ForcedWin { kind, .. }) => *kind == WinKind::Vcf,
+        (Expect::WinVct, t) => matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }),
+        (Expect::MustDefend(None), RootTactics::MustBlock(m)) => !m.is_empty(),
+        (Expect::MustDefend(Some(want)), RootTactics::MustBlock(m)) => {
+            let mut got = m.clone();
+            got.sort();
+            &got == want
+        }
+        (Expect::NoWin, t) => !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }),
+        (Expect::Lost, RootTactics::Lost) => true,
+        _ => false,
+    } && recheck;
+    let expects_win = matches!(pos.expect, Expect::WinVcf | Expect::WinVct);
+    let false_claim = claims_win && (!expects_win || !recheck);
+    Outcome { name: pos.name.clone(), solved, false_claim, time, nodes: a.stats.nodes, got: describe(&a.tactics) }
+}
+
+fn expect_name(e: &Expect) -> &'static str {
+    match e {
+        Expect::WinVcf => "win-vcf",
+        Expect::WinVct => "win-vct",
+        Expect::MustDefend(_) => "must-defend",
+        Expect::NoWin => "no-win",
+        Expect::Lost => "lost",
+    }
+}
+
+fn summarise(outcomes: &[Outcome], s: &mut Summary) {
+    let mut times: Vec<Duration> = outcomes.iter().map(|o| o.time).collect();
+    times.sort();
+    s.positions = outcomes.len();
+    s.solved = outcomes.iter().filter(|o| o.solved).count();
+    s.false_claims = outcomes.iter().filter(|o| o.false_claim).count();
+    s.within_100ms = outcomes.iter().filter(|o| o.solved && o.time <= Duration::from_millis(100)).count();
+    s.within_1s = outcomes.iter().filter(|o| o.solved && o.time <= Duration::from_secs(1)).count();
+    s.median = times.get(times.len() / 2).copied().unwrap_or_default();
+    s.worst = times.last().copied().unwrap_or_default();
+}
+
+fn rate(nodes: u64, t: Duration) -> String {
+    if t.is_zero() { "-".into() } else { format!("{:.0}", nodes as f64 / t.as_secs_f64()) }
+}
+
+pub fn run(args: Args) -> Result<(), String> {
+    let budget = || {
+        let d = Duration::from_millis(args.time_ms);
+        match args.nodes {
+            Some(n) => Budget::nodes_and_time(n, d),
+            None => Budget::time(d),
+        }
+    };
+    let (mut wrong, mut false_claims) = (0, 0);
+    for file in &args.files {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let positions = suite::parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut summary = Summary::default();
+        let mut outcomes = Vec::new();
+        for pos in &positions {
+            let o = run_position(pos, budget(), &mut summary);
+            if !args.quiet || !o.solved {
+                let side = if pos.to_move == Color::Black { "black" } else { "white" };
+                println!(
+                    "{:<5} {:<34} {} {:<11} {:>9.2} ms {:>9} nodes  got {}{}",
+                    if o.solved { "ok" } else { "WRONG" },
+                    o.name,
+                    side,
+                    expect_name(&pos.expect),
+                    o.time.as_secs_f64() * 1e3,
+                    o.nodes,
+                    o.got,
+                    if o.false_claim { "  FALSE CLAIM" } else { "" }
+                );
+            }
+            outcomes.push(o);
+        }
+        summarise(&outcomes, &mut summary);
+        println!(
+            "suite {}: solved {}/{}  wrong {}  false claims {}  median {:.2} ms  worst {:.2} ms  \
+             solved<=100ms {}/{}  solved<=1s {}/{}  VCF {} nodes/s  VCT {} nodes/s",
+            file.display(),
+            summary.solved,
+            summary.positions,
+            summary.positions - summary.solved,
+            summary.false_claims,
+            summary.median.as_secs_f64() * 1e3,
+            summary.worst.as_secs_f64() * 1e3,
+            summary.within_100ms,
+            summary.positions,
+            summary.within_1s,
+            summary.positions,
+            rate(summary.vcf_nodes, summary.vcf_time),
+            rate(summary.vct_nodes, summary.vct_time),
+        );
+        wrong += summary.positions - summary.solved;
+        false_claims += summary.false_claims;
+    }
+    if wrong > 0 || false_claims > 0 {
+        return Err(format!("{wrong} wrong, {false_claims} false claims"));
+    }
+    Ok(())
+}

@@ -9,6 +9,11 @@
 #   third_party/.runtime-ok              stamp: the pins it was made with; rerun is a no-op
 #
 # Idempotent: when the stamp matches the pins and the files exist it exits at once.
+#
+# The engine finds the library without any environment (see engine/src/eval/onnx.rs): next to its
+# executable, else <exe dir>/../../third_party/onnxruntime/ (target/release in this repo). To ship
+# pbrain-fivezero to a Gomocup manager, copy libonnxruntime.so next to the executable (the
+# runtime is only needed for network evaluators; the classical evaluator runs without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +36,11 @@ fi
 mkdir -p "$TP" "$LIBDIR"
 if [[ ! -x $TP/py/bin/python ]]; then
     echo "fetch-runtime: creating venv $TP/py" >&2
-    "$PY" -m venv "$TP/py"
+    if ! "$PY" -m venv "$TP/py"; then
+        rm -rf "$TP/py"
+        echo "fetch-runtime: '$PY -m venv' failed; on Debian/Ubuntu install python3-venv" >&2
+        exit 1
+    fi
 fi
 echo "fetch-runtime: installing $WANT" >&2
 "$TP/py/bin/python" -m pip install --disable-pip-version-check -q $WANT

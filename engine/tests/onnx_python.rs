@@ -70,7 +70,7 @@ fn planes(n: usize, h: usize, w: usize, seed: u64) -> Vec<f32> {
             s ^= s << 17;
             let plane = (i / (h * w)) % 11;
             match plane {
-                0 | 1 | 3 | 4 => (s % 5 == 0) as u8 as f32,
+                0 | 1 | 3 | 4 => s.is_multiple_of(5) as u8 as f32,
                 5 | 7 => 1.0,
                 _ => 0.0,
             }

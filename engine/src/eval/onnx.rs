@@ -538,6 +538,14 @@ mod tests {
     }
 
     #[test]
+    fn model_can_move_between_threads() {
+        // Pools hold models behind mutexes and hand them to search threads.
+        fn send<T: Send>() {}
+        send::<OnnxModel>();
+        send::<OnnxError>();
+    }
+
+    #[test]
     fn fnv_is_stable() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);

@@ -109,7 +109,7 @@ pub fn fold_batchnorm(
     eps: f32,
 ) -> Result<(Vec<f32>, Vec<f32>), NetError> {
     let out = gamma.len();
-    if out == 0 || weight.len() % out != 0 {
+    if out == 0 || !weight.len().is_multiple_of(out) {
         return Err(NetError::Shape {
             name: "fold_batchnorm.weight".into(),
             expected: out,

@@ -271,3 +271,38 @@ fn runtime_init_is_idempotent() {
     OnnxRuntime::init().unwrap();
     assert!(OnnxRuntime::resolve().unwrap().is_some_and(|p| p.is_file()));
 }
+
+/// Thread CPU seconds (ORT with one intra-op thread computes on the calling thread): a figure
+/// that stays honest when other processes share the cores, unlike wall time.
+fn thread_cpu_seconds() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes the struct we pass.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+/// `cargo test --release -p engine --test onnx_runtime -- --ignored --nocapture onnx_throughput`
+#[test]
+#[ignore = "timing figure, not a check"]
+fn onnx_throughput_small_15x15_b16_t1() {
+    runtime();
+    let w = NetWeights::random(Preset::Small.config(), 1).unwrap();
+    let bytes = onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0)).unwrap();
+    let mut model = OnnxModel::from_bytes(&bytes, 1, Device::Cpu).unwrap();
+    let (n, side, rounds) = (16, 15, 20);
+    let x = planes(n, side, side, 1);
+    model.run(&x, n, side, side).unwrap(); // warm-up: allocations, kernel selection
+    let (wall0, cpu0) = (std::time::Instant::now(), thread_cpu_seconds());
+    for _ in 0..rounds {
+        std::hint::black_box(model.run(&x, n, side, side).unwrap());
+    }
+    let (wall, cpu) = (wall0.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu0);
+    let positions = (n * rounds) as f64;
+    eprintln!(
+        "small ({} params) 15x15 batch {n}, 1 thread: {:.0} positions/s wall, {:.0} positions/s per CPU-second",
+        w.param_count(),
+        positions / wall,
+        positions / cpu
+    );
+}

@@ -8,6 +8,9 @@
 pub mod classical;
 pub mod features;
 pub mod onnx;
+pub mod cache;
+pub mod onnx_evaluator;
+pub mod slot;
 
 use crate::game::Board;
 

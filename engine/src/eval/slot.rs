@@ -1,0 +1,281 @@
+//! `ModelSlot`: the live evaluator behind an `ArcSwap`, with a fallback (the classical evaluator)
+//! while no model is loaded, and a watcher thread on `--model PATH` (a file, or a directory whose
+//! newest valid `*.onnx` wins) that swaps a new checkpoint in without dropping a game.
+//!
+//! The brain takes `slot.current()` at the start of each move, so a swap lands between moves; a
+//! search in progress keeps the `Arc` it started with. A truncated, corrupt or incompatible file
+//! is refused with a message and the old model stays; a file whose size or mtime is still
+//! changing is left until two polls agree. Polling (every ~250 ms) needs no notify crate.
+//!
+//! Depends on the `Evaluator` trait, and on `onnx_evaluator` only through the default loader.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+
+use super::Evaluator;
+use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+
+/// Loads a model file into an evaluator, or says why not.
+pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send + Sync>;
+
+/// Receives the slot's messages (loaded, refused, ...); the brain prints them as `MESSAGE`.
+pub type MessageSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The ONNX loader the engine uses.
+pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
+    Arc::new(move |path: &Path| {
+        OnnxEvaluator::load(path, config)
+            .map(|e| Arc::new(e) as Arc<dyn Evaluator>)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// What is live now.
+pub struct Live {
+    pub evaluator: Arc<dyn Evaluator>,
+    /// The file it came from; `None` for the fallback.
+    pub source: Option<PathBuf>,
+}
+
+/// Size and modification time: a file is taken only when two polls see the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Stamp {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let md = std::fs::metadata(path).ok()?;
+    md.is_file().then(|| Stamp {
+        path: path.to_path_buf(),
+        len: md.len(),
+        modified: md.modified().ok(),
+    })
+}
+
+#[derive(Default)]
+struct WatchState {
+    /// The stamp of the file live now (so an unchanged file is not reloaded).
+    loaded: Option<Stamp>,
+    /// Files refused, by stamp: not retried until they change.
+    refused: Vec<Stamp>,
+    /// The candidate seen at the previous poll (must be seen unchanged once more).
+    seen: Option<Stamp>,
+}
+
+pub struct ModelSlot {
+    live: ArcSwap<Live>,
+    fallback: Arc<dyn Evaluator>,
+    state: Mutex<WatchState>,
+}
+
+impl ModelSlot {
+    /// A slot serving `fallback` until a model loads.
+    pub fn new(fallback: Arc<dyn Evaluator>) -> Arc<ModelSlot> {
+        Arc::new(ModelSlot {
+            live: ArcSwap::from_pointee(Live {
+                evaluator: fallback.clone(),
+                source: None,
+            }),
+            fallback,
+            state: Mutex::new(WatchState::default()),
+        })
+    }
+
+    /// The evaluator to use for the next move.
+    pub fn current(&self) -> Arc<dyn Evaluator> {
+        self.live.load().evaluator.clone()
+    }
+
+    /// The evaluator and where it came from.
+    pub fn live(&self) -> Arc<Live> {
+        self.live.load_full()
+    }
+
+    pub fn fallback(&self) -> &Arc<dyn Evaluator> {
+        &self.fallback
+    }
+
+    /// Loads `path` (a file, or the newest loadable `*.onnx` of a directory) now.
+    ///
+    /// # Errors
+    /// A message naming each file refused; the live evaluator is unchanged then.
+    pub fn load_now(&self, path: &Path, loader: &Loader) -> Result<String, String> {
+        let mut errors = Vec::new();
+        for cand in candidates(path) {
+            let Some(st) = stamp(&cand) else { continue };
+            match loader(&cand) {
+                Ok(ev) => {
+                    let msg = self.install(ev, st);
+                    return Ok(msg);
+                }
+                Err(e) => {
+                    errors.push(format!("refused {}: {e}", cand.display()));
+                    self.lock_state().refused.push(st);
+                }
+            }
+        }
+        if errors.is_empty() {
+            errors.push(format!("no model at {}", path.display()));
+        }
+        Err(errors.join("; "))
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn install(&self, ev: Arc<dyn Evaluator>, st: Stamp) -> String {
+        let msg = format!("model {} loaded ({})", st.path.display(), ev.name());
+        self.live.store(Arc::new(Live {
+            evaluator: ev,
+            source: Some(st.path.clone()),
+        }));
+        let mut s = self.lock_state();
+        s.loaded = Some(st);
+        s.seen = None;
+        msg
+    }
+
+    /// One watcher step: looks at `path`, swaps in a new stable, loadable model. Returns the
+    /// messages it produced (also what the thread sends to its sink).
+    pub fn poll(&self, path: &Path, loader: &Loader) -> Vec<String> {
+        let mut messages = Vec::new();
+        for cand in candidates(path) {
+            let Some(st) = stamp(&cand) else { continue };
+            let (is_loaded, is_refused, seen_same) = {
+                let s = self.lock_state();
+                (
+                    s.loaded.as_ref() == Some(&st),
+                    s.refused.contains(&st),
+                    s.seen.as_ref() == Some(&st),
+                )
+            };
+            if is_loaded {
+                // The newest usable file is the live one: nothing to do.
+                break;
+            }
+            if is_refused {
+                // Known bad in this exact state: try an older file instead.
+                continue;
+            }
+            if !seen_same {
+                // New or still being written: wait until two polls agree on size and mtime.
+                self.lock_state().seen = Some(st);
+                break;
+            }
+            match loader(&cand) {
+                Ok(ev) => messages.push(self.install(ev, st)),
+                Err(e) => {
+                    let keep = self.live().source.as_ref().map_or_else(
+                        || format!("the fallback {}", self.fallback.name()),
+                        |p| p.display().to_string(),
+                    );
+                    messages.push(format!(
+                        "refused model {}: {e}; keeping {keep}",
+                        cand.display()
+                    ));
+                    let mut s = self.lock_state();
+                    s.refused.push(st);
+                    s.seen = None;
+                    // Bounded: a directory rewritten forever must not grow this without end.
+                    if s.refused.len() > 64 {
+                        s.refused.remove(0);
+                    }
+                    continue;
+                }
+            }
+            break;
+        }
+        messages
+    }
+
+    /// Starts the watcher thread on `path`, polling every `interval` (the engine uses 250 ms).
+    /// Dropping the handle stops it.
+    pub fn watch(
+        self: &Arc<Self>,
+        path: PathBuf,
+        loader: Loader,
+        sink: MessageSink,
+        interval: Duration,
+    ) -> WatchHandle {
+        let stop = Arc::new(AtomicBool::new(false));
+        let slot = Arc::clone(self);
+        let flag = stop.clone();
+        let report = sink.clone();
+        let thread = std::thread::Builder::new()
+            .name("model-watch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    for m in slot.poll(&path, &loader) {
+                        sink(m);
+                    }
+                    // Sleep in short steps so a drop stops the thread promptly.
+                    let mut left = interval;
+                    while !left.is_zero() && !flag.load(Ordering::Relaxed) {
+                        let step = left.min(Duration::from_millis(25));
+                        std::thread::sleep(step);
+                        left -= step;
+                    }
+                }
+            });
+        match thread {
+            Ok(t) => WatchHandle {
+                stop,
+                thread: Some(t),
+            },
+            Err(e) => {
+                // No thread, no hot reload; the engine still plays with what it has.
+                report(format!("model watcher not started: {e}"));
+                WatchHandle { stop, thread: None }
+            }
+        }
+    }
+}
+
+/// The model files to consider, best first: the file itself, or a directory's `*.onnx` files by
+/// modification time, newest first (ties by name, descending, so the order never depends on the
+/// directory listing order).
+fn candidates(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(Option<SystemTime>, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "onnx") && p.is_file())
+        .map(|p| (std::fs::metadata(&p).and_then(|m| m.modified()).ok(), p))
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Keeps the watcher thread alive; dropping it stops the thread.
+pub struct WatchHandle {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl WatchHandle {
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
+impl Drop for WatchHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -140,3 +140,57 @@ impl Evaluator for CachedEvaluator {
         self.inner.model_id()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::UniformEvaluator;
+    use crate::game::{Pos, Rule};
+    use std::sync::Mutex as StdMutex;
+
+    struct Counting(StdMutex<usize>, u64);
+    impl Evaluator for Counting {
+        fn name(&self) -> String {
+            "counting".into()
+        }
+        fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+            *self.0.lock().unwrap() += boards.len();
+            UniformEvaluator.evaluate(boards, out);
+        }
+        fn model_id(&self) -> u64 {
+            self.1
+        }
+    }
+
+    #[test]
+    fn hits_skip_the_inner_evaluator_and_keys_separate_models_and_move_order() {
+        let inner = Arc::new(Counting(StdMutex::new(0), 7));
+        let cache = CachedEvaluator::new(inner.clone(), 1 << 20, 225);
+        let mut a = Board::new(15, 15, Rule::Freestyle).unwrap();
+        a.play(Pos::new(7, 7)).unwrap();
+        a.play(Pos::new(8, 8)).unwrap();
+        a.play(Pos::new(9, 9)).unwrap();
+        // Same stones, other move order: the last-move planes differ, so a different entry.
+        let mut b = Board::new(15, 15, Rule::Freestyle).unwrap();
+        b.play(Pos::new(9, 9)).unwrap();
+        b.play(Pos::new(8, 8)).unwrap();
+        b.play(Pos::new(7, 7)).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        assert_ne!(cache_key(&a, 7), cache_key(&b, 7));
+        assert_ne!(cache_key(&a, 7), cache_key(&a, 8));
+        let mut out = Vec::new();
+        cache.evaluate(&[&a, &b], &mut out);
+        let first = out.clone();
+        cache.evaluate(&[&a, &b], &mut out);
+        assert_eq!(*inner.0.lock().unwrap(), 2);
+        assert_eq!(out, first);
+        assert_eq!(cache.stats(), (2, 2));
+    }
+
+    #[test]
+    fn the_cache_stays_bounded() {
+        let cache = CachedEvaluator::new(Arc::new(UniformEvaluator), 64 << 10, 225);
+        let total: usize = cache.shards.iter().map(|s| s.lock().unwrap().len()).sum();
+        assert!(total * (225 * 4 + 32) <= 64 << 10, "{total} slots");
+    }
+}

@@ -9,6 +9,7 @@
 //! runtime; it sees positions and the `Evaluator` trait only.
 
 pub mod game;
+pub mod tss;
 pub mod net;
 pub mod eval;
 pub mod time;

@@ -1,0 +1,496 @@
+//! Threat-space search: VCF and VCT provers, the defence search, and the proof checker.
+//!
+//! Sits directly on `game` and must not depend on `eval`, `mcts` or any inference runtime: it sees
+//! boards only. Layout by concern:
+//!
+//! - `threat`  — five-points, legal moves per rule, replies to a four, winning fours.
+//! - `vcf`     — continuous fours, depth-first with a refutation table.
+//! - `vct`     — fours and threes, proof-number search with a solved-position table.
+//! - `verify`  — replays a claimed win against every defence; nothing is announced unverified.
+//! - `defend`  — the moves that refute an opponent's forced win.
+//! - `suite`   — the tactics suite file format (positions with expected verdicts).
+//!
+//! # Use from the brain
+//!
+//! ```no_run
+//! use engine::game::{Board, Rule};
+//! use engine::tss::{analyse_root, Budget, RootTactics};
+//! let board = Board::new(15, 15, Rule::Renju).unwrap();
+//! match analyse_root(&board, Budget::time(std::time::Duration::from_millis(50))) {
+//!     RootTactics::WinNow(p) => { /* play p: it makes five */ }
+//!     RootTactics::ForcedWin { line, .. } => { /* play line[0]; the win is verified */ }
+//!     RootTactics::MustBlock(moves) => { /* restrict the search to `moves` */ }
+//!     RootTactics::Lost => { /* every move loses by force: play anything (best effort) */ }
+//!     RootTactics::GameOver { .. } | RootTactics::NoMoves => { /* nothing to play */ }
+//!     RootTactics::Unknown => { /* no tactical verdict: search normally */ }
+//! }
+//! ```
+//!
+//! At MCTS leaves use `vcf(board, colour, Budget::nodes(n))`: on a position where `colour` has no
+//! four to make it returns `None` after one scan of the board (well under a microsecond per cell).
+//!
+//! Every search takes an explicit attacker colour and treats the attacker as moving next, whatever
+//! the stone counts say; `analyse_root` uses the side to move (`analyse` takes it explicitly).
+
+mod defend;
+pub mod suite;
+mod threat;
+mod vcf;
+mod vct;
+mod verify;
+
+use std::time::{Duration, Instant};
+
+use crate::game::{Board, Color, Pos};
+use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
+pub use verify::{Strategy, line_reaches_five, verify_strategy};
+
+/// How much a search may spend: a node count and/or a wall-clock deadline (whichever ends first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub max_nodes: u64,
+    pub deadline: Option<Instant>,
+}
+
+impl Budget {
+    /// At most `n` nodes, no time limit.
+    pub fn nodes(n: u64) -> Budget {
+        Budget {
+            max_nodes: n,
+            deadline: None,
+        }
+    }
+    /// At most `d` of wall-clock time from now, no node limit.
+    pub fn time(d: Duration) -> Budget {
+        Budget {
+            max_nodes: u64::MAX,
+            deadline: Instant::now().checked_add(d),
+        }
+    }
+    /// Both limits.
+    pub fn nodes_and_time(n: u64, d: Duration) -> Budget {
+        Budget {
+            max_nodes: n,
+            deadline: Instant::now().checked_add(d),
+        }
+    }
+}
+
+/// The node and time accounting every search shares.
+pub(crate) struct Limits {
+    used: u64,
+    max: u64,
+    deadline: Option<Instant>,
+    stopped: bool,
+}
+
+impl Limits {
+    pub(crate) fn new(b: Budget) -> Limits {
+        Limits {
+            used: 0,
+            max: b.max_nodes,
+            deadline: b.deadline,
+            stopped: b.max_nodes == 0,
+        }
+    }
+    /// Counts one node; false once the budget is spent (and from then on).
+    #[inline]
+    pub(crate) fn tick(&mut self) -> bool {
+        self.charge(1)
+    }
+    #[inline]
+    pub(crate) fn charge(&mut self, n: u64) -> bool {
+        if self.stopped {
+            return false;
+        }
+        let before = self.used;
+        self.used = self.used.saturating_add(n);
+        if self.used > self.max {
+            self.stopped = true;
+        } else if let Some(d) = self.deadline {
+            // Reading the clock every 256 nodes keeps it off the profile.
+            if (before >> 8 != self.used >> 8 || before == 0) && Instant::now() >= d {
+                self.stopped = true;
+            }
+        }
+        !self.stopped
+    }
+    pub(crate) fn stopped(&self) -> bool {
+        self.stopped
+    }
+    /// A share of what is left: `num/den` of the nodes and of the time.
+    pub(crate) fn share(&self, num: u64, den: u64) -> Limits {
+        let left = self.max.saturating_sub(self.used);
+        let max = if left == u64::MAX {
+            left
+        } else {
+            (left as u128 * num as u128 / den as u128) as u64
+        };
+        let deadline = self.deadline.map(|d| {
+            let now = Instant::now();
+            now + d.saturating_duration_since(now).mul_f64(num as f64 / den as f64)
+        });
+        Limits {
+            used: 0,
+            max,
+            deadline,
+            stopped: self.stopped || max == 0,
+        }
+    }
+    /// Adds what a share spent to this budget.
+    pub(crate) fn absorb(&mut self, child: &Limits) {
+        self.used = self.used.saturating_add(child.used);
+        if self.used >= self.max || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stopped = true;
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WinKind {
+    Vcf,
+    Vct,
+}
+
+/// A verified forced win.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proof {
+    pub attacker: Color,
+    pub kind: WinKind,
+    /// The main line, attacker first, alternating, ending in the attacker's five.
+    pub line: Vec<Pos>,
+    /// The attacker's move in every position of the proof tree that needs one.
+    pub strategy: Strategy,
+}
+
+/// What one prover said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Solve {
+    /// A forced win, already checked by the verifier.
+    Win(Proof),
+    /// None exists (VCF: exhaustive; VCT: none within the search's depth cap), or the game is
+    /// already over / the board is full.
+    NoWin,
+    /// The budget ran out first.
+    Unknown,
+}
+
+/// Work done, for reports and benches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// All nodes, including defence searches.
+    pub nodes: u64,
+    pub vcf_nodes: u64,
+    pub vcf_time: Duration,
+    pub vct_nodes: u64,
+    pub vct_time: Duration,
+    /// Wins a search claimed that the verifier rejected (never announced; should stay 0).
+    pub rejected: u64,
+}
+
+/// The tactical verdict at the root, for the side to move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootTactics {
+    /// This move makes a five.
+    WinNow(Pos),
+    /// A verified forced win; play `line[0]`.
+    ForcedWin { line: Vec<Pos>, kind: WinKind },
+    /// The opponent threatens a five or has a forced win (VCF, or a VCT found within budget): only
+    /// these moves may avoid losing. The list drops only moves proven to lose; a non-empty list
+    /// may still contain losing moves whose refutation the budget did not reach.
+    MustBlock(Vec<Pos>),
+    /// Every legal move loses by force (proven).
+    Lost,
+    /// A five is already on the board: the game is over.
+    GameOver { winner: Color },
+    /// The side to move has no legal move (full board, or only renju-forbidden points left).
+    NoMoves,
+    /// No verdict within the budget.
+    Unknown,
+}
+
+/// Root analysis for the side to move. See `analyse`.
+pub fn analyse_root(board: &Board, budget: Budget) -> RootTactics {
+    analyse(board, board.side_to_move(), budget).tactics
+}
+
+/// `analyse`'s full answer: the verdict, the work done, and the proof behind a `ForcedWin`.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub tactics: RootTactics,
+    pub stats: Stats,
+    pub proof: Option<Proof>,
+}
+
+/// Root analysis for `side` (who moves next), in this order within `budget`: a five now; our
+/// VCF; a block of the opponent's four; our VCT; defences against the opponent's VCF, then VCT.
+pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    let mut proof = None;
+    let done = |tactics, stats, proof| Analysis { tactics, stats, proof };
+    if lim.stopped() {
+        return done(RootTactics::Unknown, stats, proof);
+    }
+    let mut b = board.clone();
+    if let Some(winner) = five_on_board(&b) {
+        return done(RootTactics::GameOver { winner }, stats, proof);
+    }
+    if !b.points().any(|p| legal_for(&b, p, side)) {
+        return done(RootTactics::NoMoves, stats, proof);
+    }
+    if let Some(p) = first_five_point(&b, side) {
+        return done(RootTactics::WinNow(p), stats, proof);
+    }
+    let tactics = analyse_inner(&mut b, side, &mut lim, &mut stats, &mut proof);
+    stats.nodes = lim.used;
+    done(tactics, stats, proof)
+}
+
+fn analyse_inner(
+    b: &mut Board,
+    side: Color,
+    lim: &mut Limits,
+    stats: &mut Stats,
+    proof: &mut Option<Proof>,
+) -> RootTactics {
+    let opp = side.opp();
+    let opp_fives = five_points(b, opp);
+    if !opp_fives.is_empty() && four_replies(b, opp, &opp_fives).is_empty() {
+        return RootTactics::Lost;
+    }
+    // Our VCF first: it also covers the case of a four we must block with a four of our own.
+    let mut share = lim.share(1, 4);
+    let mine = solve_with(b, side, WinKind::Vcf, &mut share, stats);
+    lim.absorb(&share);
+    if let Solve::Win(p) = mine {
+        let tactics = RootTactics::ForcedWin {
+            line: p.line.clone(),
+            kind: WinKind::Vcf,
+        };
+        *proof = Some(p);
+        return tactics;
+    }
+    if !opp_fives.is_empty() {
+        return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
+    }
+    // Our VCT before the opponent's VCF: a verified VCT has already met every counter-four.
+    let mut share = lim.share(1, 3);
+    let mine = solve_with(b, side, WinKind::Vct, &mut share, stats);
+    lim.absorb(&share);
+    if let Solve::Win(p) = mine {
+        let tactics = RootTactics::ForcedWin {
+            line: p.line.clone(),
+            kind: p.kind,
+        };
+        *proof = Some(p);
+        return tactics;
+    }
+    let mut share = lim.share(1, 2);
+    let theirs = solve_with(b, opp, WinKind::Vcf, &mut share, stats);
+    lim.absorb(&share);
+    if let Solve::Win(proof) = theirs {
+        let moves = defend::refutations(b, side, &proof, lim, stats);
+        return if moves.is_empty() {
+            RootTactics::Lost
+        } else {
+            RootTactics::MustBlock(moves)
+        };
+    }
+    let mut share = lim.share(1, 2);
+    let theirs = solve_with(b, opp, WinKind::Vct, &mut share, stats);
+    lim.absorb(&share);
+    if let Solve::Win(proof) = theirs {
+        let moves = defend::refutations(b, side, &proof, lim, stats);
+        return if moves.is_empty() {
+            RootTactics::Lost
+        } else {
+            RootTactics::MustBlock(moves)
+        };
+    }
+    RootTactics::Unknown
+}
+
+/// VCF for `attacker` (moving next): the full verified line, or `None` (no VCF, or the budget ran
+/// out). Cheap on quiet positions: one scan of the board when `attacker` cannot make a four.
+pub fn vcf(board: &mut Board, attacker: Color, budget: Budget) -> Option<Vec<Pos>> {
+    match solve_vcf(board, attacker, budget).0 {
+        Solve::Win(p) => Some(p.line),
+        _ => None,
+    }
+}
+
+/// VCT for `attacker` (moving next): the main line of a verified win, or `None`.
+pub fn vct(board: &mut Board, attacker: Color, budget: Budget) -> Option<Vec<Pos>> {
+    match solve_vct(board, attacker, budget).0 {
+        Solve::Win(p) => Some(p.line),
+        _ => None,
+    }
+}
+
+/// VCF with the whole proof and the work done. `board` is unchanged on return.
+pub fn solve_vcf(board: &mut Board, attacker: Color, budget: Budget) -> (Solve, Stats) {
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    let r = solve_with(board, attacker, WinKind::Vcf, &mut lim, &mut stats);
+    stats.nodes = lim.used;
+    (r, stats)
+}
+
+/// VCT (which includes every VCF) with the whole proof and the work done.
+pub fn solve_vct(board: &mut Board, attacker: Color, budget: Budget) -> (Solve, Stats) {
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    let r = solve_with(board, attacker, WinKind::Vct, &mut lim, &mut stats);
+    stats.nodes = lim.used;
+    (r, stats)
+}
+
+/// The moves for `side` (moving next) that refute `proof`, the opponent's forced win: moves after
+/// which the opponent has no win of the same kind. Drops only moves proven to lose.
+pub fn refutations(board: &Board, side: Color, proof: &Proof, budget: Budget) -> Vec<Pos> {
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    defend::refutations(&mut board.clone(), side, proof, &mut lim, &mut stats)
+}
+
+pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limits, stats: &mut Stats) -> Solve {
+    if !lim.tick() {
+        return Solve::Unknown;
+    }
+    if five_on_board(b).is_some() || b.is_full() {
+        return Solve::NoWin;
+    }
+    if let Some(p) = first_five_point(b, a) {
+        let proof = Proof {
+            attacker: a,
+            kind: WinKind::Vcf,
+            line: vec![p],
+            strategy: Strategy::new(),
+        };
+        return Solve::Win(proof);
+    }
+    let (start, used_before) = (Instant::now(), lim.used);
+    let searched = match kind {
+        WinKind::Vcf => {
+            let mut s = vcf::VcfSearch::new(a, lim);
+            match s.root(b) {
+                vcf::Res::Win => Some((true, s.strategy, WinKind::Vcf)),
+                vcf::Res::Fail => Some((false, Strategy::new(), kind)),
+                vcf::Res::Abort => None,
+            }
+        }
+        WinKind::Vct => {
+            let mut s = vct::VctSearch::new(a, lim);
+            match s.run(b) {
+                vct::VctResult::Win => Some((true, s.strategy, WinKind::Vct)),
+                vct::VctResult::NoWin => Some((false, Strategy::new(), kind)),
+                vct::VctResult::Unknown => None,
+            }
+        }
+    };
+    let (nodes, time) = (lim.used - used_before, start.elapsed());
+    match kind {
+        WinKind::Vcf => (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time),
+        WinKind::Vct => (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time),
+    }
+    let Some((found, strategy, kind)) = searched else {
+        return Solve::Unknown;
+    };
+    if !found {
+        return Solve::NoWin;
+    }
+    let line = principal_line(b, a, &strategy);
+    if !verify_strategy(b, a, &strategy) || !line_reaches_five(b, a, &line) {
+        stats.rejected += 1;
+        return Solve::Unknown;
+    }
+    // A VCT whose main line is all fours is reported as what it is.
+    let kind = if kind == WinKind::Vct && is_all_fours(b, a, &line) {
+        WinKind::Vcf
+    } else {
+        kind
+    };
+    Solve::Win(Proof {
+        attacker: a,
+        kind,
+        line,
+        strategy,
+    })
+}
+
+/// Does every attacker move of `line` make a four or five?
+fn is_all_fours(board: &Board, a: Color, line: &[Pos]) -> bool {
+    let mut b = board.clone();
+    let mut c = a;
+    for &m in line {
+        if c == a && b.threats(m, a).fours() == 0 && !b.makes_five(m, a) {
+            return false;
+        }
+        b.place_unchecked(m, c);
+        c = c.opp();
+    }
+    true
+}
+
+/// The main line of a proof: the attacker follows the strategy (or a five / winning four), the
+/// defender takes the first reply that the proof had to answer (else any stop, else any move).
+fn principal_line(b: &mut Board, a: Color, strategy: &Strategy) -> Vec<Pos> {
+    let d = a.opp();
+    let mut line = Vec::new();
+    for _ in 0..b.width() * b.height() {
+        // Attacker.
+        let m = if let Some(f) = first_five_point(b, a) {
+            Some(f)
+        } else {
+            strategy
+                .get(&b.hash())
+                .copied()
+                .or_else(|| winning_fours(b, a).first().copied())
+        };
+        let Some(m) = m.filter(|&m| legal_for(b, m, a)) else {
+            break;
+        };
+        b.place_unchecked(m, a);
+        line.push(m);
+        if b.is_five_at(m) {
+            break;
+        }
+        // Defender: a reply the strategy covers, else a block, else any legal move.
+        let fives = five_points(b, a);
+        let mut cands = if fives.is_empty() {
+            let mut c = Vec::new();
+            for w in winning_fours(b, a) {
+                line_cells(b, w, &mut c);
+            }
+            c.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
+            c
+        } else {
+            let mut r = four_replies(b, a, &fives);
+            r.extend(fives.iter().copied());
+            r
+        };
+        cands.sort_unstable();
+        cands.dedup();
+        cands.retain(|&r| legal_for(b, r, d));
+        let covered = cands.iter().copied().find(|&r| {
+            b.place_unchecked(r, d);
+            let hit = strategy.contains_key(&b.hash());
+            b.undo();
+            hit
+        });
+        let reply = covered
+            .or(cands.first().copied())
+            .or_else(|| b.points().find(|&p| legal_for(b, p, d)));
+        let Some(r) = reply else { break };
+        b.place_unchecked(r, d);
+        line.push(r);
+        if b.is_five_at(r) {
+            break;
+        }
+    }
+    for _ in 0..line.len() {
+        b.undo();
+    }
+    line
+}

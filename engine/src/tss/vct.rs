@@ -1,0 +1,328 @@
+//! VCT (victory by continuous threats): the attacker plays fours and threes (any move after which
+//! it holds a winning four), the defender answers with every move that stops the threat, counter
+//! fours included. Best-first proof-number search over an explicit tree, with a table of solved
+//! positions (zobrist hash -> proven / disproven) shared across transpositions.
+//!
+//! Depends on `game`, the threat vocabulary and `vcf`'s hashing helpers; not on the verifier.
+
+use std::collections::HashMap;
+
+use super::threat::{
+    first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells, winning_fours,
+};
+use super::vcf::ZobristHasher;
+use super::{Limits, Strategy};
+use crate::game::{Board, Color, Pattern, Pos, Rule};
+
+const INF: u32 = u32::MAX / 4;
+/// Tree size cap (24 bytes a node): bounds memory whatever the node budget says.
+const MAX_TREE: usize = 4_000_000;
+
+#[derive(Clone, Copy)]
+struct Node {
+    mv: Pos,
+    pn: u32,
+    dn: u32,
+    first: u32,
+    len: u32,
+    expanded: bool,
+}
+
+/// What expanding a node found.
+enum Expansion {
+    Proven,
+    Disproven,
+    Children(Vec<Pos>),
+}
+
+pub(crate) struct VctSearch<'l> {
+    a: Color,
+    lim: &'l mut Limits,
+    nodes: Vec<Node>,
+    solved: HashMap<u64, bool, std::hash::BuildHasherDefault<ZobristHasher>>,
+    /// Winning attacker move per proven position (attacker to move).
+    pub(crate) strategy: Strategy,
+    /// Attacker moves along one line at most; keeps a runaway branch from eating the budget.
+    max_depth: usize,
+}
+
+pub(crate) enum VctResult {
+    Win,
+    NoWin,
+    Unknown,
+}
+
+impl<'l> VctSearch<'l> {
+    pub(crate) fn new(a: Color, lim: &'l mut Limits) -> Self {
+        VctSearch {
+            a,
+            lim,
+            nodes: Vec::new(),
+            solved: HashMap::default(),
+            strategy: Strategy::new(),
+            max_depth: 40,
+        }
+    }
+
+    /// Proof-number search from `b`, attacker to move.
+    pub(crate) fn run(&mut self, b: &mut Board) -> VctResult {
+        self.nodes.clear();
+        self.nodes.push(Node {
+            mv: Pos::NONE,
+            pn: 1,
+            dn: 1,
+            first: 0,
+            len: 0,
+            expanded: false,
+        });
+        let mut path: Vec<u32> = Vec::with_capacity(64);
+        while self.nodes[0].pn != 0 && self.nodes[0].dn != 0 {
+            if !self.lim.tick() {
+                return VctResult::Unknown;
+            }
+            // Select the most-proving leaf, playing its moves on the board.
+            path.clear();
+            path.push(0);
+            let mut n = 0usize;
+            while self.nodes[n].expanded {
+                let or = path.len() % 2 == 1;
+                let node = self.nodes[n];
+                let kids = node.first as usize..(node.first + node.len) as usize;
+                let best = kids
+                    .clone()
+                    .min_by_key(|&c| if or { self.nodes[c].pn } else { self.nodes[c].dn })
+                    .unwrap_or(kids.start);
+                let colour = if or { self.a } else { self.a.opp() };
+                b.place_unchecked(self.nodes[best].mv, colour);
+                path.push(best as u32);
+                n = best;
+            }
+            let or = path.len() % 2 == 1;
+            let exp = if path.len() / 2 >= self.max_depth {
+                Expansion::Disproven
+            } else if or {
+                self.expand_or(b)
+            } else {
+                self.expand_and(b)
+            };
+            match exp {
+                Expansion::Proven => self.set(n, 0, INF),
+                Expansion::Disproven => self.set(n, INF, 0),
+                Expansion::Children(moves) => {
+                    if !self.lim.charge(moves.len() as u64) || self.nodes.len() + moves.len() > MAX_TREE {
+                        for _ in 1..path.len() {
+                            b.undo();
+                        }
+                        return VctResult::Unknown;
+                    }
+                    let first = self.nodes.len() as u32;
+                    let colour = if or { self.a } else { self.a.opp() };
+                    for m in moves {
+                        b.place_unchecked(m, colour);
+                        let (pn, dn) = match self.solved.get(&b.hash()) {
+                            Some(true) => (0, INF),
+                            Some(false) => (INF, 0),
+                            None => (1, 1),
+                        };
+                        b.undo();
+                        self.nodes.push(Node {
+                            mv: m,
+                            pn,
+                            dn,
+                            first: 0,
+                            len: 0,
+                            expanded: false,
+                        });
+                    }
+                    let len = self.nodes.len() as u32 - first;
+                    let node = &mut self.nodes[n];
+                    node.first = first;
+                    node.len = len;
+                    node.expanded = true;
+                }
+            }
+            // Back up proof numbers to the root, undoing the path.
+            for depth in (0..path.len()).rev() {
+                let i = path[depth] as usize;
+                let or = depth % 2 == 0;
+                self.update(i, or, b);
+                if depth > 0 {
+                    b.undo();
+                }
+            }
+        }
+        if self.nodes[0].pn == 0 {
+            VctResult::Win
+        } else {
+            VctResult::NoWin
+        }
+    }
+
+    fn set(&mut self, n: usize, pn: u32, dn: u32) {
+        self.nodes[n].pn = pn;
+        self.nodes[n].dn = dn;
+        self.nodes[n].expanded = false;
+    }
+
+    /// Recomputes a node from its children; records solved positions and winning moves.
+    fn update(&mut self, i: usize, or: bool, b: &Board) {
+        let node = self.nodes[i];
+        if node.expanded {
+            let kids = &self.nodes[node.first as usize..(node.first + node.len) as usize];
+            let (pn, dn) = if kids.is_empty() {
+                if or { (INF, 0) } else { (0, INF) }
+            } else if or {
+                let pn = kids.iter().map(|k| k.pn).min().unwrap_or(INF);
+                let dn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.dn)).min(INF);
+                (pn, dn)
+            } else {
+                let pn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.pn)).min(INF);
+                let dn = kids.iter().map(|k| k.dn).min().unwrap_or(INF);
+                (pn, dn)
+            };
+            if or && pn == 0 {
+                if let Some(k) = kids.iter().find(|k| k.pn == 0) {
+                    self.strategy.insert(b.hash(), k.mv);
+                }
+            }
+            self.nodes[i].pn = pn;
+            self.nodes[i].dn = dn;
+        }
+        let node = self.nodes[i];
+        if node.pn == 0 {
+            self.solved.insert(b.hash(), true);
+        } else if node.dn == 0 {
+            self.solved.insert(b.hash(), false);
+        }
+    }
+
+    /// Attacker to move: a five wins; a defender five-point must be stopped; otherwise every move
+    /// that makes a four or a three.
+    fn expand_or(&mut self, b: &mut Board) -> Expansion {
+        let (a, d) = (self.a, self.a.opp());
+        if first_five_point(b, a).is_some() {
+            return Expansion::Proven;
+        }
+        let dfives = five_points(b, d);
+        if !dfives.is_empty() {
+            let stops: Vec<Pos> = if b.rule() != Rule::Caro {
+                match dfives.as_slice() {
+                    [f] if legal_for(b, *f, a) => vec![*f],
+                    _ => Vec::new(),
+                }
+            } else {
+                let mut cands = Vec::new();
+                for &f in &dfives {
+                    line_cells(b, f, &mut cands);
+                }
+                cands.sort_unstable();
+                cands.dedup();
+                cands
+                    .into_iter()
+                    .filter(|&m| {
+                        legal_for(b, m, a) && {
+                            b.place_unchecked(m, a);
+                            let ok = first_five_point(b, d).is_none();
+                            b.undo();
+                            ok
+                        }
+                    })
+                    .collect()
+            };
+            return if stops.is_empty() {
+                Expansion::Disproven
+            } else {
+                Expansion::Children(stops)
+            };
+        }
+        let wins = winning_fours(b, a);
+        if let Some(&w) = wins.first() {
+            return Expansion::Children(vec![w]);
+        }
+        let mut scored: Vec<(i32, Pos)> = Vec::new();
+        for p in b.points() {
+            if !b.is_empty(p) {
+                continue;
+            }
+            let t = b.threats(p, a);
+            let fours = t.fours();
+            let threes = t.count(Pattern::Flex3);
+            // Renju white may also threaten a four whose block black cannot play.
+            let white_trick = b.rule() == Rule::Renju && a == Color::White && t.count(Pattern::Block3) > 0;
+            if fours == 0 && threes == 0 && !white_trick {
+                continue;
+            }
+            if !legal_for(b, p, a) {
+                continue;
+            }
+            let mut score = i32::from(fours) * 100 + threes as i32 * 120;
+            for pat in t.patterns {
+                score += match pat {
+                    Pattern::Block3 => 30,
+                    Pattern::Flex2 => 20,
+                    Pattern::Block2 => 5,
+                    _ => 0,
+                };
+            }
+            scored.push((score, p));
+        }
+        scored.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        Expansion::Children(scored.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// Defender to move: a five of its own refutes; a four must be stopped; a threat (a winning
+    /// four for the attacker next move) must be stopped or answered by a counter-four; no threat
+    /// means the attack has run out.
+    fn expand_and(&mut self, b: &mut Board) -> Expansion {
+        let (a, d) = (self.a, self.a.opp());
+        if first_five_point(b, d).is_some() {
+            return Expansion::Disproven;
+        }
+        let fives = five_points(b, a);
+        if !fives.is_empty() {
+            let replies = four_replies(b, a, &fives);
+            return if replies.is_empty() {
+                Expansion::Proven
+            } else {
+                Expansion::Children(replies)
+            };
+        }
+        let threats = winning_fours(b, a);
+        if threats.is_empty() {
+            return Expansion::Disproven;
+        }
+        // Moves that could touch a threat: every point of their lines, plus counter-fours; renju
+        // white's forbidden-block threats depend on black's whole neighbourhood, so try everything.
+        let whole_board = b.rule() == Rule::Renju && a == Color::White;
+        let mut cands = Vec::new();
+        if whole_board {
+            cands.extend(b.points().filter(|&p| b.is_empty(p)));
+        } else {
+            for &w in &threats {
+                line_cells(b, w, &mut cands);
+            }
+            cands.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
+            cands.sort_unstable();
+            cands.dedup();
+        }
+        // Attacker cells that may still be (or become) winning fours after a defender stone.
+        let four_cells: Vec<Pos> = b
+            .points()
+            .filter(|&p| b.is_empty(p) && b.threats(p, a).fours() > 0)
+            .collect();
+        let mut defences = Vec::new();
+        for m in cands {
+            if !legal_for(b, m, d) {
+                continue;
+            }
+            let counter_four = b.threats(m, d).fours() > 0;
+            b.place_unchecked(m, d);
+            let stops = counter_four || !four_cells.iter().any(|&p| p != m && is_winning_four(b, p, a));
+            b.undo();
+            if stops {
+                defences.push(m);
+            }
+        }
+        Expansion::Children(defences)
+    }
+}

@@ -1,0 +1,133 @@
+//! The proof checker: replays a claimed win against every defence the rules allow and accepts it
+//! only if every line ends in the attacker's five.
+//!
+//! Depends on `game` and the threat vocabulary only, never on the searches: a bug in a search must
+//! show up here as a rejected proof, not be repeated. The attacker's moves come from a strategy
+//! (position hash -> move) that the searches record; where the strategy is silent the checker only
+//! takes a five or a winning four it can see on the board. Rule facts it relies on, outside caro:
+//! a five-point stays a five-point whatever the defender plays elsewhere, so a defender facing one
+//! five-point must occupy it and one facing two cannot stop both.
+
+use std::collections::BTreeMap;
+
+use super::threat::{first_five_point, five_points, legal_for, winning_fours};
+use crate::game::{Board, Color, Pos, Rule};
+
+/// Attacker moves keyed by zobrist hash of the position (attacker to move) they are played from.
+pub type Strategy = BTreeMap<u64, Pos>;
+
+/// Upper bound on positions the checker visits, so a huge or bogus proof cannot hang it.
+const MAX_CHECKS: u64 = 4_000_000;
+
+struct Checker<'s> {
+    attacker: Color,
+    strategy: &'s Strategy,
+    /// XORed into the board hash before each lookup: lets a strategy recorded on one position be
+    /// replayed after an extra stone (defence search: "does the same win still work?").
+    key_xor: u64,
+    visited: u64,
+}
+
+/// Is `strategy` a forced win for `attacker`, who moves next on `board` (whatever the stone
+/// counts say)? `board` is restored before returning.
+pub fn verify_strategy(board: &mut Board, attacker: Color, strategy: &Strategy) -> bool {
+    verify_shifted(board, attacker, strategy, 0)
+}
+
+pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64) -> bool {
+    if board.is_full() {
+        return false;
+    }
+    let mut c = Checker {
+        attacker,
+        strategy,
+        key_xor,
+        visited: 0,
+    };
+    c.attacker_to_move(board, 0) == Some(true)
+}
+
+impl Checker<'_> {
+    /// `None` when the check budget ran out (treated as "not verified").
+    fn attacker_to_move(&mut self, b: &mut Board, depth: usize) -> Option<bool> {
+        self.visited += 1;
+        if self.visited > MAX_CHECKS || depth > 400 {
+            return None;
+        }
+        let a = self.attacker;
+        if first_five_point(b, a).is_some() {
+            return Some(true);
+        }
+        let mv = match self.strategy.get(&(b.hash() ^ self.key_xor)) {
+            Some(&m) => m,
+            // No recorded move: only a winning four visible on the board is accepted.
+            None if first_five_point(b, a.opp()).is_none() => match winning_fours(b, a).first() {
+                Some(&m) => m,
+                None => return Some(false),
+            },
+            None => return Some(false),
+        };
+        if !legal_for(b, mv, a) {
+            return Some(false);
+        }
+        b.place_unchecked(mv, a);
+        let r = self.defender_to_move(b, depth + 1);
+        b.undo();
+        r
+    }
+
+    fn defender_to_move(&mut self, b: &mut Board, depth: usize) -> Option<bool> {
+        let (a, d) = (self.attacker, self.attacker.opp());
+        if b.is_five_at(b.last_move().unwrap_or_default()) {
+            return Some(true);
+        }
+        if first_five_point(b, d).is_some() {
+            return Some(false);
+        }
+        let fives = five_points(b, a);
+        let replies: Vec<Pos> = if b.rule() != Rule::Caro && !fives.is_empty() {
+            // Every other reply leaves a five-point for the attacker to complete next move.
+            match fives.as_slice() {
+                [f] if legal_for(b, *f, d) => vec![*f],
+                _ => return Some(true),
+            }
+        } else {
+            b.points().filter(|&m| legal_for(b, m, d)).collect()
+        };
+        if replies.is_empty() {
+            // The defender cannot move at all: with no five on the board the game is drawn.
+            return Some(!fives.is_empty());
+        }
+        for m in replies {
+            b.place_unchecked(m, d);
+            let r = if b.is_five_at(m) {
+                Some(false)
+            } else {
+                self.attacker_to_move(b, depth + 1)
+            };
+            b.undo();
+            if r != Some(true) {
+                return r;
+            }
+        }
+        Some(true)
+    }
+}
+
+/// Replays `line` (attacker first, moves alternating) and checks that it is a legal game ending in
+/// the attacker's five. Catches a malformed line; `verify_strategy` is what proves it forced.
+pub fn line_reaches_five(board: &Board, attacker: Color, line: &[Pos]) -> bool {
+    let mut b = board.clone();
+    let mut c = attacker;
+    for (i, &m) in line.iter().enumerate() {
+        if !legal_for(&b, m, c) {
+            return false;
+        }
+        b.place_unchecked(m, c);
+        if b.is_five_at(m) {
+            return c == attacker && i + 1 == line.len();
+        }
+        c = c.opp();
+    }
+    false
+}

@@ -12,5 +12,7 @@ pub mod game;
 pub mod tss;
 pub mod net;
 pub mod eval;
+pub mod mcts;
 pub mod time;
 pub mod brain;
+pub mod bench;

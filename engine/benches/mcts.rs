@@ -1,0 +1,130 @@
+//! MCTS speed. `cargo bench -p engine --bench mcts`:
+//! - criterion: tree speed with the uniform evaluator, one thread, 15x15 middle games (the goal
+//!   is >= 500,000 visits/s);
+//! - then, when the ONNX Runtime is present, figures measured in one run with the same random
+//!   `small` model on the CPU: search visits/s over raw ORT positions/s at the same batch
+//!   (goal >= 0.9), and two search threads over one (goal >= 1.8x on two free cores).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group};
+use engine::bench::position;
+use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
+use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::eval::{UniformEvaluator, features};
+use engine::game::Rule;
+use engine::mcts::{MctsConfig, Search, SearchLimits};
+use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
+
+const VISITS: u64 = 20_000;
+
+fn bench_uniform(c: &mut Criterion) {
+    let mut g = c.benchmark_group("mcts_uniform_1thread");
+    g.throughput(Throughput::Elements(VISITS));
+    for (rule, stones) in [(Rule::Freestyle, 30), (Rule::Renju, 30)] {
+        let board = position(rule, stones);
+        // One search object, as the engine keeps one: each iteration starts a fresh tree in the
+        // arenas the previous one grew (reuse off), so the figure is the steady-state tree speed
+        // rather than the kernel's page-zeroing of a new process.
+        let cfg = MctsConfig {
+            threads: 1,
+            batch_size: 1,
+            reuse_tree: false,
+            ..Default::default()
+        };
+        let mut s = Search::new(cfg, Arc::new(UniformEvaluator));
+        g.bench_function(format!("{rule}_{stones}stones_{VISITS}visits"), |b| {
+            b.iter(|| {
+                s.set_position(&board);
+                black_box(s.run(&SearchLimits::visits(VISITS)))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn onnx_figures() {
+    if let Err(e) = OnnxRuntime::init() {
+        eprintln!("onnx figures skipped: {e}");
+        return;
+    }
+    const BATCH: usize = 16;
+    let secs = std::env::var("MCTS_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4.0);
+    let weights = NetWeights::random(Preset::Small.config(), 1).expect("weights");
+    let bytes = onnx_bytes(&weights, &ModelMeta::for_config(&weights.config, 0)).expect("bytes");
+    let board = position(Rule::Freestyle, 30);
+
+    // Raw ORT: the same model, batches of real encoded positions, one intra-op thread.
+    let mut model = OnnxModel::from_bytes(&bytes, 1, Device::Cpu).expect("model");
+    let per = features::input_len(&board);
+    let mut planes = vec![0.0; BATCH * per];
+    for chunk in planes.chunks_mut(per) {
+        features::encode(&board, chunk);
+    }
+    let t = Instant::now();
+    let mut positions = 0usize;
+    while t.elapsed().as_secs_f64() < secs {
+        black_box(model.run(&planes, BATCH, 15, 15).expect("run"));
+        positions += BATCH;
+    }
+    let raw = positions as f64 / t.elapsed().as_secs_f64();
+
+    let search = |threads: usize| {
+        let cfg = OnnxEvaluatorConfig {
+            sessions: threads,
+            threads_intra: 1,
+            device: Device::Cpu,
+            batch: BATCH,
+        };
+        let ev = Arc::new(OnnxEvaluator::from_bytes(&bytes, cfg).expect("evaluator"));
+        let mut s = Search::new(
+            MctsConfig {
+                threads,
+                batch_size: BATCH,
+                ..Default::default()
+            },
+            ev,
+        );
+        s.set_position(&board);
+        let r = s.run(&SearchLimits::time(Duration::from_secs_f64(secs)));
+        r.playouts as f64 / r.elapsed.as_secs_f64()
+    };
+    let one = search(1);
+    let two = search(2);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "onnx small, 15x15, batch {BATCH}, CPU ({} cores, loadavg {})",
+        num_cpus(),
+        load.trim()
+    );
+    println!("  raw ORT 1 thread      : {raw:>9.0} positions/s");
+    println!(
+        "  search 1 thread       : {one:>9.0} visits/s   ratio to raw {:.3} (goal >= 0.9)",
+        one / raw
+    );
+    println!(
+        "  search 2 threads      : {two:>9.0} visits/s   speed-up {:.2}x (goal >= 1.8x)",
+        two / one
+    );
+}
+
+fn num_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(5));
+    targets = bench_uniform
+}
+
+fn main() {
+    benches();
+    onnx_figures();
+    Criterion::default().configure_from_args().final_summary();
+}

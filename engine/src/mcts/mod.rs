@@ -1,0 +1,706 @@
+//! Monte-Carlo tree search with priors (PUCT): first-play urgency, virtual loss so each thread
+//! evaluates a batch of leaves at once, several threads over one tree, tree reuse between moves,
+//! visit/node/time/memory limits, an MCTS-solver for game-theoretic values (fives, forced blocks,
+//! and VCF through `tactics`), LCB or max-visits final choice, and root Dirichlet noise plus
+//! temperature sampling for self-play. A step-wise API (`gather_leaves` / `apply`) lets one driver
+//! batch the leaves of many games into one forward pass.
+//!
+//! Files: `tree` (arenas, PUCT, backup, solver), `worker` (a thread's gather/evaluate/apply),
+//! `tactics` (settling leaves without the network), `rng` (seeded noise).
+//!
+//! Depends on `game`, the `eval::Evaluator` trait and (through `tactics`) `tss`. Never names an
+//! inference runtime.
+
+mod rng;
+mod tactics;
+mod tree;
+mod worker;
+
+pub use rng::SplitMix64;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::eval::{Evaluation, Evaluator};
+use crate::game::{Board, Pos};
+use tree::{NO_NODE, Puct, State, Tree, UNPROVEN};
+use worker::{Ctx, Worker};
+
+/// How the move is chosen from the root's children when the search ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FinalChoice {
+    /// The most visited child.
+    MaxVisits,
+    /// The child with the best lower confidence bound on its value among well-visited children.
+    #[default]
+    Lcb,
+}
+
+#[derive(Clone, Debug)]
+pub struct MctsConfig {
+    /// Search threads sharing the tree.
+    pub threads: usize,
+    /// Leaves one thread gathers per evaluator call; 0 = the evaluator's preferred batch.
+    pub batch_size: usize,
+    /// Exploration: c(N) = c_init + ln((N + c_base + 1) / c_base).
+    pub c_puct_init: f32,
+    pub c_puct_base: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this times
+    /// the square root of the prior mass already visited.
+    pub fpu_reduction: f32,
+    pub fpu_reduction_root: f32,
+    /// Value counted as lost per selection in flight.
+    pub virtual_loss: f32,
+    /// Settle fives, forced blocks and (with `tss`) VCFs at the root and new leaves.
+    pub tactics: bool,
+    /// Node budget for the VCF search at each leaf (0 = none).
+    pub vcf_budget: u32,
+    /// Bytes the tree may hold; when spent, the search stops growing and returns.
+    pub max_memory: usize,
+    pub final_choice: FinalChoice,
+    /// Root Dirichlet noise for self-play: alpha (0 = off) and mixing weight.
+    pub dirichlet_alpha: f32,
+    pub dirichlet_epsilon: f32,
+    /// Seed of the noise and move sampling.
+    pub seed: u64,
+    /// Keep the subtree of the new position when it extends the previous one.
+    pub reuse_tree: bool,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig {
+            threads: 1,
+            batch_size: 0,
+            c_puct_init: 1.25,
+            c_puct_base: 19652.0,
+            fpu_reduction: 0.25,
+            fpu_reduction_root: 0.0,
+            virtual_loss: 1.0,
+            tactics: false,
+            vcf_budget: 0,
+            max_memory: 256 << 20,
+            final_choice: FinalChoice::Lcb,
+            dirichlet_alpha: 0.0,
+            dirichlet_epsilon: 0.25,
+            seed: 0,
+            reuse_tree: true,
+        }
+    }
+}
+
+impl MctsConfig {
+    /// The tree's share of a whole-engine memory limit (e.g. the protocol's `max_memory`): what
+    /// is left after the boards, the evaluator and the process itself (a fixed 64 MiB reserve).
+    pub fn tree_bytes_for_engine_limit(engine_bytes: usize) -> usize {
+        engine_bytes.saturating_sub(64 << 20).max(8 << 20)
+    }
+}
+
+/// When to stop. All limits apply together; the first one reached ends the search.
+#[derive(Clone, Debug)]
+pub struct SearchLimits {
+    /// Playouts this run may add (u64::MAX = no limit).
+    pub max_visits: u64,
+    /// Tree nodes the search may hold (usize::MAX = only the memory budget).
+    pub max_nodes: usize,
+    pub deadline: Option<Instant>,
+    /// Set from another thread to stop at the next batch.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Default for SearchLimits {
+    fn default() -> Self {
+        SearchLimits {
+            max_visits: u64::MAX,
+            max_nodes: usize::MAX,
+            deadline: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+impl SearchLimits {
+    pub fn visits(n: u64) -> SearchLimits {
+        SearchLimits {
+            max_visits: n,
+            ..Default::default()
+        }
+    }
+    pub fn time(d: Duration) -> SearchLimits {
+        SearchLimits {
+            deadline: Some(Instant::now() + d),
+            ..Default::default()
+        }
+    }
+}
+
+/// A proven game-theoretic result for the side to move at the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proven {
+    Win,
+    Draw,
+    Loss,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    /// The chosen move (`Pos::NONE` when the game is over at the root).
+    pub best: Pos,
+    /// Visits of the root (including reused ones).
+    pub visits: u64,
+    /// Playouts added by this run.
+    pub playouts: u64,
+    /// Expected outcome for the side to move, in [-1, 1].
+    pub value: f32,
+    pub pv: Vec<Pos>,
+    /// Every expanded root move: (move, visits, value for the side to move), most visited
+    /// first, ties by board order.
+    pub root_children: Vec<(Pos, u32, f32)>,
+    /// Nodes in the tree.
+    pub nodes: usize,
+    pub proven: Option<Proven>,
+    pub elapsed: Duration,
+}
+
+/// A leaf waiting for an evaluation in the step-wise API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeafRequest {
+    /// Position in `pending_boards()` and in the slice `apply` expects.
+    pub index: usize,
+    /// Zobrist hash of the leaf position.
+    pub hash: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MctsError {
+    #[error("apply got {got} evaluations for {expected} pending leaves")]
+    EvalCount { expected: usize, got: usize },
+    #[error("evaluation {index} has a policy of {got} entries, the board has {expected} points")]
+    PolicyLen {
+        index: usize,
+        expected: usize,
+        got: usize,
+    },
+}
+
+/// What the threads share under the lock.
+struct Shared {
+    tree: Tree,
+    /// Playouts started in the current run.
+    started: u64,
+    stopped: bool,
+    noise_done: bool,
+    rng: SplitMix64,
+}
+
+pub struct Search {
+    config: MctsConfig,
+    evaluator: Arc<dyn Evaluator>,
+    shared: Mutex<Shared>,
+    root: Board,
+    stepper: Option<Worker>,
+}
+
+fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // A panicking search thread must not wedge the engine: the tree stays usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Search {
+    /// A search at the empty 15x15 freestyle board; call `set_position` before `run`.
+    pub fn new(config: MctsConfig, evaluator: Arc<dyn Evaluator>) -> Search {
+        let root = match Board::new(15, 15, crate::game::Rule::Freestyle) {
+            Ok(b) => b,
+            Err(e) => unreachable!("15x15 is a supported size: {e}"),
+        };
+        let shared = Shared {
+            tree: Tree::new(config.max_memory),
+            started: 0,
+            stopped: false,
+            noise_done: false,
+            rng: SplitMix64::new(config.seed),
+        };
+        Search {
+            config,
+            evaluator,
+            shared: Mutex::new(shared),
+            root,
+            stepper: None,
+        }
+    }
+
+    pub fn config(&self) -> &MctsConfig {
+        &self.config
+    }
+
+    /// Replaces the evaluator (a model swap between moves). The tree is dropped: its priors and
+    /// values came from the old one.
+    pub fn set_evaluator(&mut self, evaluator: Arc<dyn Evaluator>) {
+        if evaluator.model_id() != self.evaluator.model_id()
+            || evaluator.name() != self.evaluator.name()
+        {
+            self.cancel_pending();
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            s.tree.reset();
+            s.noise_done = false;
+        }
+        self.evaluator = evaluator;
+    }
+
+    pub fn evaluator(&self) -> &Arc<dyn Evaluator> {
+        &self.evaluator
+    }
+
+    pub fn root_board(&self) -> &Board {
+        &self.root
+    }
+
+    /// Sets the position to search. When it extends the previous one (same board and rule, the
+    /// old moves first) and tree reuse is on, the subtree already searched is kept.
+    pub fn set_position(&mut self, board: &Board) {
+        self.cancel_pending();
+        let reused = self.config.reuse_tree && self.try_reuse(board);
+        let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !reused {
+            s.tree.reset();
+            s.noise_done = false;
+        }
+        let root = &mut s.tree.nodes[0];
+        if root.state == State::Expanded
+            && root.n_edges == 0
+            && board.winner().is_none()
+            && !board.is_full()
+        {
+            // Settled by tactics as a child (no moves kept); as the root it needs its moves.
+            root.state = State::Fresh;
+            root.proven = UNPROVEN;
+        }
+        self.root = board.clone();
+    }
+
+    fn try_reuse(&mut self, board: &Board) -> bool {
+        let old = &self.root;
+        if old.width() != board.width()
+            || old.height() != board.height()
+            || old.rule() != board.rule()
+        {
+            return false;
+        }
+        let (old_h, new_h) = (old.history(), board.history());
+        if new_h.len() < old_h.len() || new_h[..old_h.len()] != *old_h {
+            return false;
+        }
+        let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+        let tree = &mut s.tree;
+        let mut node = 0u32;
+        let mut side = old.side_to_move();
+        for &(p, c) in &new_h[old_h.len()..] {
+            // The tree alternates colours; a set-up stone out of turn cannot be followed.
+            if c != side || tree.nodes[node as usize].state != State::Expanded {
+                return false;
+            }
+            let Some(e) = tree.edges_of(node).iter().find(|e| e.mv == p) else {
+                return false;
+            };
+            if e.child == NO_NODE {
+                return false;
+            }
+            node = e.child;
+            side = side.opp();
+        }
+        if node != 0 {
+            tree.rebase(node);
+            s.noise_done = false;
+        }
+        true
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx {
+            puct: Puct {
+                c_init: self.config.c_puct_init,
+                c_base: self.config.c_puct_base,
+                fpu_reduction: self.config.fpu_reduction,
+                fpu_reduction_root: self.config.fpu_reduction_root,
+                virtual_loss: self.config.virtual_loss,
+            },
+            tactics: self.config.tactics,
+            vcf_budget: self.config.vcf_budget,
+        }
+    }
+
+    fn batch_size(&self) -> usize {
+        let b = if self.config.batch_size == 0 {
+            self.evaluator.preferred_batch()
+        } else {
+            self.config.batch_size
+        };
+        b.clamp(1, 4096)
+    }
+
+    /// Searches until a limit is reached, then reports.
+    pub fn run(&mut self, limits: &SearchLimits) -> SearchResult {
+        let start = Instant::now();
+        self.cancel_pending();
+        {
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            s.started = 0;
+            s.stopped = false;
+        }
+        let threads = self.config.threads.max(1);
+        let batch = self.batch_size();
+        let ctx = self.ctx();
+        let this = &*self;
+        if threads == 1 {
+            let mut w = Worker::new(&this.root);
+            this.work(&mut w, limits, batch, &ctx, false);
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 0..threads {
+                    scope.spawn(|| {
+                        let mut w = Worker::new(&this.root);
+                        this.work(&mut w, limits, batch, &ctx, true);
+                    });
+                }
+            });
+        }
+        let mut r = self.result();
+        r.playouts = lock(&self.shared).started;
+        r.elapsed = start.elapsed();
+        r
+    }
+
+    fn should_stop(s: &Shared, limits: &SearchLimits) -> bool {
+        let root = s.tree.root();
+        s.stopped
+            || s.started >= limits.max_visits
+            || s.tree.full
+            || s.tree.nodes.len() >= limits.max_nodes
+            || (root.is_proven() && root.state == State::Expanded)
+            || limits.stop.load(Ordering::Relaxed)
+            || limits.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    fn work(
+        &self,
+        w: &mut Worker,
+        limits: &SearchLimits,
+        batch: usize,
+        ctx: &Ctx,
+        shared_tree: bool,
+    ) {
+        loop {
+            let gathered = {
+                let mut s = lock(&self.shared);
+                if Self::should_stop(&s, limits) {
+                    s.stopped = true;
+                    break;
+                }
+                maybe_noise(&self.config, &mut s);
+                let n = (batch as u64).min(limits.max_visits - s.started) as usize;
+                let g = w.gather(&mut s.tree, n, ctx);
+                s.started += (g.leaves + g.finished) as u64;
+                g
+            };
+            if gathered.leaves == 0 {
+                if gathered.finished == 0 && shared_tree {
+                    // Every selection met another thread's pending leaf: let it finish.
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                continue;
+            }
+            w.prepare(ctx);
+            w.evaluate(self.evaluator.as_ref());
+            let mut s = lock(&self.shared);
+            w.apply(&mut s.tree);
+        }
+    }
+
+    // ---- step-wise API: one driver batches the leaves of many searches -------------------
+
+    /// Selects up to `n` playouts and returns the leaves that need an evaluation (their boards
+    /// are `pending_boards()`, same order). Leaves settled without the network (terminal,
+    /// proven, tactics) are resolved in `apply`, which must follow every call, even when the
+    /// returned list is empty.
+    pub fn gather_leaves(&mut self, n: usize) -> Vec<LeafRequest> {
+        let ctx = self.ctx();
+        let mut w = match self.stepper.take() {
+            Some(w) => w,
+            None => Worker::new(&self.root),
+        };
+        if w.pending() == 0 {
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            maybe_noise(&self.config, s);
+            w.gather(&mut s.tree, n, &ctx);
+            w.prepare(&ctx);
+        }
+        let reqs = w
+            .eval_hashes()
+            .into_iter()
+            .enumerate()
+            .map(|(index, hash)| LeafRequest { index, hash })
+            .collect();
+        self.stepper = Some(w);
+        reqs
+    }
+
+    /// The boards of the leaves returned by the last `gather_leaves`, in request order.
+    pub fn pending_boards(&self) -> Vec<&Board> {
+        self.stepper
+            .as_ref()
+            .map(|w| w.eval_boards())
+            .unwrap_or_default()
+    }
+
+    /// Expands and backs up the gathered leaves with `evals` (one per request, in order).
+    ///
+    /// # Errors
+    /// A count or policy-length mismatch; the leaves stay pending then.
+    pub fn apply(&mut self, evals: &[Evaluation]) -> Result<(), MctsError> {
+        let Some(mut w) = self.stepper.take() else {
+            return if evals.is_empty() {
+                Ok(())
+            } else {
+                Err(MctsError::EvalCount {
+                    expected: 0,
+                    got: evals.len(),
+                })
+            };
+        };
+        let boards = w.eval_boards();
+        let result = if boards.len() != evals.len() {
+            Err(MctsError::EvalCount {
+                expected: boards.len(),
+                got: evals.len(),
+            })
+        } else if let Some((index, (b, e))) = boards
+            .iter()
+            .zip(evals)
+            .enumerate()
+            .find(|(_, (b, e))| e.policy.len() != b.width() * b.height())
+        {
+            Err(MctsError::PolicyLen {
+                index,
+                expected: b.width() * b.height(),
+                got: e.policy.len(),
+            })
+        } else {
+            Ok(())
+        };
+        drop(boards);
+        if result.is_ok() {
+            w.set_evals(evals);
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            w.apply(&mut s.tree);
+        }
+        self.stepper = Some(w);
+        result
+    }
+
+    /// Releases leaves gathered but never applied.
+    fn cancel_pending(&mut self) {
+        if let Some(mut w) = self.stepper.take() {
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            w.cancel(&mut s.tree);
+        }
+    }
+
+    // ---- results ----------------------------------------------------------------------
+
+    /// Root visits so far.
+    pub fn root_visits(&self) -> u64 {
+        lock(&self.shared).tree.root().visits as u64
+    }
+
+    /// Nodes in the tree.
+    pub fn nodes(&self) -> usize {
+        lock(&self.shared).tree.nodes.len()
+    }
+
+    /// Bytes the tree holds (capacity).
+    pub fn tree_bytes(&self) -> usize {
+        lock(&self.shared).tree.bytes()
+    }
+
+    /// The search's current answer.
+    pub fn result(&self) -> SearchResult {
+        let s = lock(&self.shared);
+        let tree = &s.tree;
+        let root = tree.root();
+        let mut children: Vec<(usize, Pos, u32, f32, i8, f32)> = Vec::new();
+        if root.state == State::Expanded {
+            for (i, e) in tree.edges_of(0).iter().enumerate() {
+                let (visits, q, proven) = if e.child == NO_NODE {
+                    (0, 0.0, UNPROVEN)
+                } else {
+                    let c = &tree.nodes[e.child as usize];
+                    (c.visits, c.q() as f32, c.proven)
+                };
+                children.push((i, e.mv, visits, q, proven, e.prior()));
+            }
+        }
+        let best = choose(&children, self.config.final_choice);
+        let mut root_children: Vec<(Pos, u32, f32)> = children
+            .iter()
+            .filter(|c| c.2 > 0)
+            .map(|c| (c.1, c.2, c.3))
+            .collect();
+        root_children.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let proven = match root.proven {
+            1 => Some(Proven::Loss),
+            0 => Some(Proven::Draw),
+            -1 => Some(Proven::Win),
+            _ => None,
+        };
+        let value = match proven {
+            Some(Proven::Win) => 1.0,
+            Some(Proven::Loss) => -1.0,
+            Some(Proven::Draw) => 0.0,
+            None => -root.q() as f32,
+        };
+        let mut pv = Vec::new();
+        if let Some(b) = best {
+            pv.push(children[b].1);
+            let mut node = tree.edges_of(0)[children[b].0].child;
+            while node != NO_NODE
+                && tree.nodes[node as usize].state == State::Expanded
+                && pv.len() < 64
+            {
+                let mut next: Option<(u32, Pos, u32)> = None;
+                for e in tree.edges_of(node) {
+                    if e.child == NO_NODE {
+                        continue;
+                    }
+                    let c = &tree.nodes[e.child as usize];
+                    let key = if c.proven == 1 { u32::MAX } else { c.visits };
+                    if key > 0 && next.is_none_or(|(k, _, _)| key > k) {
+                        next = Some((key, e.mv, e.child));
+                    }
+                }
+                let Some((_, mv, child)) = next else { break };
+                pv.push(mv);
+                node = child;
+            }
+        }
+        SearchResult {
+            best: best.map_or(Pos::NONE, |b| children[b].1),
+            visits: root.visits as u64,
+            playouts: s.started,
+            value,
+            pv,
+            root_children,
+            nodes: tree.nodes.len(),
+            proven,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// Samples a root move with probability proportional to visits^(1/temperature) (self-play);
+    /// temperature 0 (or no visits) gives the final choice.
+    pub fn sample_move(&mut self, temperature: f32) -> Pos {
+        let r = self.result();
+        let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+        sample(&r, temperature, s.rng.unit())
+    }
+}
+
+/// Mixes Dirichlet noise into the root priors once per position, as soon as it has them.
+fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
+    if config.dirichlet_alpha <= 0.0 || s.noise_done || s.tree.root().state != State::Expanded {
+        return;
+    }
+    s.noise_done = true;
+    let n = s.tree.root().n_edges as usize;
+    if n == 0 {
+        return;
+    }
+    let noise = s.rng.dirichlet(config.dirichlet_alpha as f64, n);
+    let eps = config.dirichlet_epsilon.clamp(0.0, 1.0);
+    let first = s.tree.root().first_edge as usize;
+    for (e, x) in s.tree.edges[first..first + n].iter_mut().zip(noise) {
+        let p = (1.0 - eps) * e.prior() + eps * x as f32;
+        e.prior = tree::quantize_prior(p);
+    }
+    worker::sort_edges(&mut s.tree.edges[first..first + n]);
+    s.tree.root_reordered = true;
+}
+
+/// Final choice among root children `(edge, move, visits, q, proven, prior)`: a proven win first,
+/// never a proven loss while something else remains, then max visits or LCB; ties by board order.
+fn choose(children: &[(usize, Pos, u32, f32, i8, f32)], how: FinalChoice) -> Option<usize> {
+    if children.is_empty() {
+        return None;
+    }
+    if let Some(i) = children.iter().position(|c| c.4 == 1) {
+        return Some(i);
+    }
+    let alive: Vec<usize> = (0..children.len())
+        .filter(|&i| children[i].4 != -1)
+        .collect();
+    let pool: Vec<usize> = if alive.is_empty() {
+        (0..children.len()).collect()
+    } else {
+        alive
+    };
+    let max_visits = pool.iter().map(|&i| children[i].2).max().unwrap_or(0);
+    if max_visits == 0 {
+        // Nothing searched: the prior decides.
+        return pool
+            .iter()
+            .copied()
+            .reduce(|a, b| if children[b].5 > children[a].5 { b } else { a });
+    }
+    let by_visits = pool
+        .iter()
+        .copied()
+        .reduce(|a, b| if children[b].2 > children[a].2 { b } else { a });
+    if how == FinalChoice::MaxVisits {
+        return by_visits;
+    }
+    // LCB with a fixed value spread (0.5) and z = 1.96, among children with at least a tenth of
+    // the top visits: a rarely visited child with a lucky mean does not win.
+    let floor = (max_visits / 10).max(1);
+    let lcb = |i: usize| children[i].3 - 1.96 * 0.5 / (children[i].2 as f32).sqrt();
+    pool.iter()
+        .copied()
+        .filter(|&i| children[i].2 >= floor)
+        .reduce(|a, b| {
+            let (la, lb) = (lcb(a), lcb(b));
+            if lb > la || (lb == la && children[b].2 > children[a].2) {
+                b
+            } else {
+                a
+            }
+        })
+}
+
+/// A move drawn from the visit distribution of `r` at `temperature`, using `u` in [0, 1).
+pub fn sample(r: &SearchResult, temperature: f32, u: f64) -> Pos {
+    if temperature <= 1e-3 || r.root_children.is_empty() || r.proven == Some(Proven::Win) {
+        return r.best;
+    }
+    let inv = 1.0 / temperature as f64;
+    let max = r
+        .root_children
+        .iter()
+        .map(|c| c.1)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let weights: Vec<f64> = r
+        .root_children
+        .iter()
+        .map(|c| (c.1 as f64 / max).powf(inv))
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut x = u * total;
+    for (c, w) in r.root_children.iter().zip(&weights) {
+        if x < *w {
+            return c.0;
+        }
+        x -= w;
+    }
+    r.root_children.last().map_or(r.best, |c| c.0)
+}

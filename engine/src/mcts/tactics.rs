@@ -1,0 +1,74 @@
+//! Tactical facts about a new leaf that settle it without the network: the side to move can make
+//! five; the opponent has a five threat that must be blocked (or two that cannot both be); and,
+//! through the threat-space search hook, a VCF for the side to move.
+//!
+//! Depends on `game` only (and on `tss` through `vcf_first_move`); never on evaluators.
+
+use crate::game::{Board, Color, Pos, Rule};
+
+/// What the tactics say about a leaf, for its side to move.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Nothing forced: the network decides.
+    #[default]
+    Open,
+    /// The side to move wins by playing any of these moves (a five, or the first move of a VCF).
+    Win(Vec<Pos>),
+    /// The side to move loses whatever it plays (two five threats, or the only block forbidden).
+    Loss,
+    /// The opponent threatens five at exactly this point and the side to move has no five: every
+    /// other move loses at once, so it is the only child.
+    MustBlock(Pos),
+}
+
+/// Points where `c` would make a winning five, in board order.
+pub(crate) fn five_points(board: &Board, c: Color, out: &mut Vec<Pos>) {
+    out.clear();
+    for p in board.points() {
+        if board.is_empty(p) && board.makes_five(p, c) {
+            out.push(p);
+        }
+    }
+}
+
+/// The cheap verdict (fives and five threats), then the VCF hook when `vcf_budget > 0`.
+pub(crate) fn verdict(board: &mut Board, vcf_budget: u32, scratch: &mut Vec<Pos>) -> Verdict {
+    let me = board.side_to_move();
+    five_points(board, me, scratch);
+    if !scratch.is_empty() {
+        return Verdict::Win(scratch.clone());
+    }
+    five_points(board, me.opp(), scratch);
+    match scratch.len() {
+        0 => {}
+        1 => {
+            let p = scratch[0];
+            return if board.is_legal(p) {
+                Verdict::MustBlock(p)
+            } else {
+                Verdict::Loss
+            };
+        }
+        _ => return Verdict::Loss,
+    }
+    if vcf_budget > 0
+        && let Some(p) = vcf_first_move(board, me, vcf_budget)
+    {
+        return Verdict::Win(vec![p]);
+    }
+    Verdict::Open
+}
+
+/// First move of a victory by continuous fours for `attacker`, if the threat-space search finds
+/// (and verifies) one within `budget` nodes. The single place where MCTS reaches `tss`.
+pub(crate) fn vcf_first_move(board: &mut Board, attacker: Color, budget: u32) -> Option<Pos> {
+    crate::tss::vcf(board, attacker, crate::tss::Budget::nodes(budget as u64))?
+        .first()
+        .copied()
+}
+
+/// Is the rule one where the MCTS must filter black's forbidden points itself?
+#[inline]
+pub(crate) fn filters_forbidden(board: &Board) -> bool {
+    board.rule() == Rule::Renju && board.side_to_move() == Color::Black
+}

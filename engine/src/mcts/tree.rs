@@ -1,0 +1,415 @@
+//! The search tree as two flat arenas: nodes (visited positions) and edges (moves with priors).
+//!
+//! A node's moves are one contiguous `u32` range of edges; an edge points at its child node only
+//! once the child has been selected, so an expansion costs 8 bytes per legal move and 24 more per
+//! visited child. Memory is counted by capacity against a byte budget: when the budget is spent
+//! the tree stops growing and the search finishes with what it has.
+//!
+//! Pure data and arithmetic: no boards, no evaluators, no threads (callers hold the lock).
+
+use crate::game::Pos;
+
+/// Child index meaning "no node yet". Node 0 is always the root, which is never a child.
+pub(crate) const NO_NODE: u32 = 0;
+
+/// `Node::proven` when the node's game-theoretic value is unknown.
+pub(crate) const UNPROVEN: i8 = i8::MIN;
+
+/// A move out of a node.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Edge {
+    pub mv: Pos,
+    /// Prior probability in units of 1/65535 (nonzero for every stored edge).
+    pub prior: u16,
+    pub child: u32,
+}
+
+impl Edge {
+    #[inline]
+    pub fn prior(&self) -> f32 {
+        self.prior as f32 * (1.0 / 65535.0)
+    }
+}
+
+/// Quantises a probability for `Edge::prior`; any positive prior stays positive.
+#[inline]
+pub(crate) fn quantize_prior(p: f32) -> u16 {
+    // `as` saturates and maps NaN to 0; the max keeps a positive prior positive.
+    ((p.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16).max(1)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum State {
+    /// Created, not yet evaluated.
+    Fresh,
+    /// Selected as a leaf and waiting for its evaluation (another selection here is a collision).
+    Pending,
+    /// Has its edges.
+    Expanded,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub first_edge: u32,
+    pub n_edges: u16,
+    pub state: State,
+    /// Game-theoretic value for the player who moved into this node: 1 win, 0 draw, -1 loss,
+    /// `UNPROVEN` when unknown. Proven nodes other than the root are not searched below.
+    pub proven: i8,
+    pub visits: u32,
+    /// Selections that passed through here and have not been backed up yet (virtual loss).
+    pub in_flight: u32,
+    /// Sum of backed-up values, from the view of the player who moved into this node.
+    pub value_sum: f64,
+}
+
+impl Node {
+    pub const FRESH: Node = Node {
+        first_edge: 0,
+        n_edges: 0,
+        state: State::Fresh,
+        proven: UNPROVEN,
+        visits: 0,
+        in_flight: 0,
+        value_sum: 0.0,
+    };
+
+    #[inline]
+    pub fn is_proven(&self) -> bool {
+        self.proven != UNPROVEN
+    }
+
+    /// Mean value from the mover's view (0 when unvisited).
+    #[inline]
+    pub fn q(&self) -> f64 {
+        if self.visits == 0 {
+            0.0
+        } else {
+            self.value_sum / self.visits as f64
+        }
+    }
+}
+
+pub(crate) const NODE_BYTES: usize = std::mem::size_of::<Node>();
+pub(crate) const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
+
+/// Search parameters the selection rule needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Puct {
+    pub c_init: f32,
+    pub c_base: f32,
+    pub fpu_reduction: f32,
+    pub fpu_reduction_root: f32,
+    pub virtual_loss: f32,
+}
+
+pub(crate) struct Tree {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    budget_bytes: usize,
+    /// Set when an allocation was refused: the search stops at the next check.
+    pub full: bool,
+    /// Root noise re-sorted the root's edges after some had children: scan them all there.
+    pub root_reordered: bool,
+}
+
+impl Tree {
+    pub fn new(budget_bytes: usize) -> Tree {
+        let mut t = Tree {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            budget_bytes,
+            full: false,
+            root_reordered: false,
+        };
+        t.reset();
+        t
+    }
+
+    /// Drops everything but a fresh root.
+    pub fn reset(&mut self) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.full = false;
+        self.root_reordered = false;
+        self.nodes.push(Node::FRESH);
+    }
+
+    pub fn root(&self) -> &Node {
+        &self.nodes[0]
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.nodes.capacity() * NODE_BYTES + self.edges.capacity() * EDGE_BYTES
+    }
+
+    /// Makes room for `nodes` more nodes and `edges` more edges within the budget; `false` (and
+    /// `full` set) when the budget does not allow it.
+    pub fn reserve(&mut self, nodes: usize, edges: usize) -> bool {
+        let (cap_n, cap_e) = (self.nodes.capacity(), self.edges.capacity());
+        let (need_n, need_e) = (self.nodes.len() + nodes, self.edges.len() + edges);
+        if need_n <= cap_n && need_e <= cap_e {
+            return true;
+        }
+        let bytes = |n: usize, e: usize| n * NODE_BYTES + e * EDGE_BYTES;
+        // Geometric growth keeps pushes amortised; near the budget, grow by what is left.
+        let mut new_n = if need_n > cap_n {
+            need_n.max(cap_n * 2).max(1024)
+        } else {
+            cap_n
+        };
+        let mut new_e = if need_e > cap_e {
+            need_e.max(cap_e * 2).max(16 * 1024)
+        } else {
+            cap_e
+        };
+        if bytes(new_n, new_e) > self.budget_bytes {
+            new_n = need_n.max(cap_n);
+            new_e = need_e.max(cap_e);
+            if bytes(new_n, new_e) > self.budget_bytes {
+                self.full = true;
+                return false;
+            }
+            // Half of the remaining room to the array that asked, so the other can still grow.
+            let spare = (self.budget_bytes - bytes(new_n, new_e)) / 2;
+            if need_e > cap_e {
+                new_e += spare / EDGE_BYTES;
+            } else {
+                new_n += spare / NODE_BYTES;
+            }
+        }
+        self.nodes.reserve_exact(new_n - self.nodes.len());
+        self.edges.reserve_exact(new_e - self.edges.len());
+        true
+    }
+
+    #[inline]
+    pub fn edges_of(&self, node: u32) -> &[Edge] {
+        let n = &self.nodes[node as usize];
+        &self.edges[n.first_edge as usize..n.first_edge as usize + n.n_edges as usize]
+    }
+
+    /// The child node of edge `e`, created on first use. `None` when the budget is spent.
+    pub fn child(&mut self, e: usize) -> Option<u32> {
+        let c = self.edges[e].child;
+        if c != NO_NODE {
+            return Some(c);
+        }
+        if !self.reserve(1, 0) {
+            return None;
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node::FRESH);
+        self.edges[e].child = id;
+        Some(id)
+    }
+
+    /// The PUCT choice among the edges of `parent` (an expanded node with edges): the index into
+    /// `edges`. Edges are in (prior descending, board index) order and ties go to the first one,
+    /// so the choice is deterministic. The scan stops at the first edge without a child node
+    /// (except at a root whose edges noise re-sorted).
+    pub fn select(&self, parent: u32, is_root: bool, p: &Puct) -> usize {
+        let node = &self.nodes[parent as usize];
+        let first = node.first_edge as usize;
+        let edges = &self.edges[first..first + node.n_edges as usize];
+        let n_parent = (node.visits + node.in_flight) as f32;
+        let c = p.c_init + ((n_parent + p.c_base + 1.0) / p.c_base).ln();
+        let explore = c * n_parent.max(1.0).sqrt();
+        // The parent's value is stored from its mover's view; the selector is the other player.
+        let parent_q = -node.q() as f32;
+        let reduction = if is_root {
+            p.fpu_reduction_root
+        } else {
+            p.fpu_reduction
+        };
+        // One pass: the best visited child by its score, the unvisited one with the largest prior
+        // (all unvisited share the FPU value), and the prior mass already visited.
+        let mut visited_policy = 0.0f32;
+        let mut best_seen = usize::MAX;
+        let mut best_seen_score = f32::NEG_INFINITY;
+        let mut best_new = usize::MAX;
+        let mut best_new_prior = -1.0f32;
+        for (i, e) in edges.iter().enumerate() {
+            let prior = e.prior();
+            if e.child == NO_NODE && !(is_root && self.root_reordered) {
+                // Edges are sorted by prior and children are created in that order, so past the
+                // first edge without a node nothing is visited and no prior is larger.
+                if best_new == usize::MAX {
+                    best_new = i;
+                    best_new_prior = prior;
+                }
+                break;
+            }
+            if e.child != NO_NODE {
+                let ch = &self.nodes[e.child as usize];
+                let n = ch.visits + ch.in_flight;
+                if n > 0 {
+                    if ch.proven == 1 {
+                        return first + i;
+                    }
+                    visited_policy += prior;
+                    let q = ((ch.value_sum - (p.virtual_loss * ch.in_flight as f32) as f64)
+                        / n as f64) as f32;
+                    let mut s = q + explore * prior / (1.0 + n as f32);
+                    if ch.proven == -1 {
+                        s -= 1.0e6;
+                    }
+                    if s > best_seen_score {
+                        best_seen_score = s;
+                        best_seen = i;
+                    }
+                    continue;
+                }
+            }
+            if prior > best_new_prior {
+                best_new_prior = prior;
+                best_new = i;
+            }
+        }
+        let best = if best_new == usize::MAX {
+            best_seen
+        } else {
+            let new_score = parent_q - reduction * visited_policy.sqrt() + explore * best_new_prior;
+            // Equal scores go to the lower board index, as everywhere else.
+            if best_seen == usize::MAX
+                || new_score > best_seen_score
+                || (new_score == best_seen_score && best_new < best_seen)
+            {
+                best_new
+            } else {
+                best_seen
+            }
+        };
+        first + best
+    }
+
+    /// Backs `value` (the leaf mover's view) up `path` (root first), releasing its virtual loss,
+    /// and propagates proven values from the leaf upwards.
+    pub fn backup(&mut self, path: &[u32], value: f64) {
+        let mut v = value;
+        for &id in path.iter().rev() {
+            let n = &mut self.nodes[id as usize];
+            n.visits += 1;
+            n.value_sum += v;
+            n.in_flight -= 1;
+            v = -v;
+        }
+        for w in path.windows(2).rev() {
+            if !self.propagate_proven(w[0], w[1]) {
+                break;
+            }
+        }
+    }
+
+    /// Removes the virtual loss of a selection that will not be backed up.
+    pub fn revert(&mut self, path: &[u32]) {
+        for &id in path {
+            self.nodes[id as usize].in_flight -= 1;
+        }
+    }
+
+    /// Updates `parent`'s proven value from its proven `child`; `true` when `parent` became proven.
+    fn propagate_proven(&mut self, parent: u32, child: u32) -> bool {
+        let c = self.nodes[child as usize].proven;
+        if c == UNPROVEN || self.nodes[parent as usize].is_proven() {
+            return false;
+        }
+        // The child's mover is the parent's side to move: a winning child refutes the parent's move.
+        let value = if c == 1 {
+            -1
+        } else {
+            let mut best = -1i8;
+            for e in self.edges_of(parent) {
+                if e.child == NO_NODE {
+                    return false;
+                }
+                let p = self.nodes[e.child as usize].proven;
+                if p == UNPROVEN {
+                    return false;
+                }
+                best = best.max(p);
+            }
+            if self.nodes[parent as usize].n_edges == 0 {
+                return false;
+            }
+            -best
+        };
+        self.nodes[parent as usize].proven = value;
+        true
+    }
+
+    /// Replaces the tree by the subtree under `new_root` (renumbered breadth-first, so the copy
+    /// is deterministic). Selections in flight must have been reverted.
+    pub fn rebase(&mut self, new_root: u32) {
+        if new_root == 0 {
+            return;
+        }
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut edges = Vec::with_capacity(self.edges.len());
+        nodes.push(self.nodes[new_root as usize]);
+        let mut queue = vec![new_root];
+        let mut head = 0;
+        while head < queue.len() {
+            let old = queue[head];
+            let new_id = head;
+            head += 1;
+            let first = edges.len() as u32;
+            for e in self.edges_of(old) {
+                let mut e = *e;
+                if e.child != NO_NODE {
+                    queue.push(e.child);
+                    nodes.push(self.nodes[e.child as usize]);
+                    e.child = (nodes.len() - 1) as u32;
+                }
+                edges.push(e);
+            }
+            nodes[new_id].first_edge = first;
+        }
+        for n in &mut nodes {
+            n.in_flight = 0;
+            if n.state == State::Pending {
+                n.state = State::Fresh;
+            }
+        }
+        self.nodes = nodes;
+        self.edges = edges;
+        self.full = false;
+        self.root_reordered = false;
+        // The copy may have left a larger capacity than the budget counts; trim to what is used.
+        self.nodes.shrink_to_fit();
+        self.edges.shrink_to_fit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_compact() {
+        assert_eq!(EDGE_BYTES, 8);
+        assert_eq!(NODE_BYTES, 24);
+    }
+
+    #[test]
+    fn priors_round_trip_and_stay_positive() {
+        assert_eq!(quantize_prior(0.0), 1);
+        assert_eq!(quantize_prior(1.0), 65535);
+        let e = Edge {
+            mv: Pos::NONE,
+            prior: quantize_prior(0.25),
+            child: 0,
+        };
+        assert!((e.prior() - 0.25).abs() < 1e-4);
+    }
+
+    #[test]
+    fn budget_refuses_growth() {
+        let mut t = Tree::new(64 * 1024);
+        assert!(t.reserve(10, 100));
+        assert!(!t.reserve(0, 1_000_000));
+        assert!(t.full);
+        assert!(t.bytes() <= 64 * 1024);
+    }
+}

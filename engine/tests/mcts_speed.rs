@@ -1,0 +1,43 @@
+//! Tree speed with the uniform evaluator, one thread, a 15x15 middle game (printed; the assert
+//! is loose because CI machines vary; `cargo bench --bench mcts` gives the precise figure).
+
+use std::sync::Arc;
+
+use engine::bench::position;
+use engine::eval::UniformEvaluator;
+use engine::game::Rule;
+use engine::mcts::{MctsConfig, Search, SearchLimits};
+
+#[test]
+fn uniform_tree_speed_one_thread() {
+    let board = position(Rule::Freestyle, 30);
+    let cfg = MctsConfig {
+        threads: 1,
+        batch_size: 1,
+        ..Default::default()
+    };
+    let mut search = Search::new(cfg, Arc::new(UniformEvaluator));
+    search.set_position(&board);
+    // Warm up the pattern tables and caches.
+    search.run(&SearchLimits::visits(5_000));
+    let mut search = Search::new(
+        MctsConfig {
+            threads: 1,
+            batch_size: 1,
+            ..Default::default()
+        },
+        Arc::new(UniformEvaluator),
+    );
+    search.set_position(&board);
+    let r = search.run(&SearchLimits::visits(100_000));
+    let vps = r.playouts as f64 / r.elapsed.as_secs_f64();
+    eprintln!(
+        "uniform tree speed: {} visits in {:?} = {vps:.0} visits/s, {} nodes, {} bytes",
+        r.playouts,
+        r.elapsed,
+        r.nodes,
+        search.tree_bytes()
+    );
+    assert_eq!(r.playouts, 100_000);
+    assert!(vps > 50_000.0, "{vps}");
+}

@@ -4,9 +4,11 @@
 //! - `stats`      — Elo, error bars, LOS, SPRT (pure math).
 //! - `tournament` — engine matches over the Gomocup protocol.
 //! - `elo`        — the `elo` subcommand: `stats` on counts given on the command line.
+//! - `tactics`    — the `tactics` subcommand: tactics suites through `engine::tss`.
 //!
 //! Depends on `protocol` and `engine::game` (rules for adjudication); never on the engine's search.
 
 pub mod elo;
 pub mod stats;
+pub mod tactics;
 pub mod tournament;

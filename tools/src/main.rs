@@ -22,12 +22,15 @@ enum Cmd {
     Tournament(Box<tools::tournament::Args>),
     /// Elo, error bar, LOS and SPRT for given win/draw/loss counts.
     Elo(tools::elo::Args),
+    /// Run tactics suites (VCF/VCT/defence positions) through the engine's threat-space search.
+    Tactics(tools::tactics::Args),
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().cmd {
         Cmd::Tournament(a) => tools::tournament::run(*a).map(|_| ()),
         Cmd::Elo(a) => tools::elo::run(a),
+        Cmd::Tactics(a) => tools::tactics::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

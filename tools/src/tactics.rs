@@ -61,11 +61,21 @@ fn describe(t: &RootTactics) -> String {
         RootTactics::ForcedWin { line, kind } => {
             let k = if *kind == WinKind::Vcf { "vcf" } else { "vct" };
             let first: Vec<String> = line.iter().take(9).map(|p| p.to_string()).collect();
-            format!("win-{k} len {} [{}{}]", line.len(), first.join(" "), if line.len() > 9 { " …" } else { "" })
+            format!(
+                "win-{k} len {} [{}{}]",
+                line.len(),
+                first.join(" "),
+                if line.len() > 9 { " …" } else { "" }
+            )
         }
         RootTactics::MustBlock(m) => {
             let pts: Vec<String> = m.iter().take(12).map(|p| p.to_string()).collect();
-            format!("must-defend {} [{}{}]", m.len(), pts.join(" "), if m.len() > 12 { " …" } else { "" })
+            format!(
+                "must-defend {} [{}{}]",
+                m.len(),
+                pts.join(" "),
+                if m.len() > 12 { " …" } else { "" }
+            )
         }
         RootTactics::Lost => "lost".into(),
         RootTactics::GameOver { winner } => format!("game-over {winner:?}"),
@@ -108,12 +118,27 @@ pub fn run_position(pos: &Position, budget: Budget, stats_into: &mut Summary) ->
             &got == want
         }
         (Expect::NoWin, t) => !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }),
+        (Expect::NoVcf, t) => !matches!(
+            t,
+            RootTactics::WinNow(_) | RootTactics::ForcedWin { kind: WinKind::Vcf, .. }
+        ),
         (Expect::Lost, RootTactics::Lost) => true,
         _ => false,
     } && recheck;
-    let expects_win = matches!(pos.expect, Expect::WinVcf | Expect::WinVct);
-    let false_claim = claims_win && (!expects_win || !recheck);
-    Outcome { name: pos.name.clone(), solved, false_claim, time, nodes: a.stats.nodes, got: describe(&a.tactics) }
+    let expects_win = matches!(pos.expect, Expect::WinVcf | Expect::WinVct | Expect::NoVcf);
+    let vcf_claim = matches!(
+        a.tactics,
+        RootTactics::WinNow(_) | RootTactics::ForcedWin { kind: WinKind::Vcf, .. }
+    );
+    let false_claim = claims_win && (!expects_win || !recheck || (pos.expect == Expect::NoVcf && vcf_claim));
+    Outcome {
+        name: pos.name.clone(),
+        solved,
+        false_claim,
+        time,
+        nodes: a.stats.nodes,
+        got: describe(&a.tactics),
+    }
 }
 
 fn expect_name(e: &Expect) -> &'static str {
@@ -122,6 +147,7 @@ fn expect_name(e: &Expect) -> &'static str {
         Expect::WinVct => "win-vct",
         Expect::MustDefend(_) => "must-defend",
         Expect::NoWin => "no-win",
+        Expect::NoVcf => "no-vcf",
         Expect::Lost => "lost",
     }
 }
@@ -132,14 +158,24 @@ fn summarise(outcomes: &[Outcome], s: &mut Summary) {
     s.positions = outcomes.len();
     s.solved = outcomes.iter().filter(|o| o.solved).count();
     s.false_claims = outcomes.iter().filter(|o| o.false_claim).count();
-    s.within_100ms = outcomes.iter().filter(|o| o.solved && o.time <= Duration::from_millis(100)).count();
-    s.within_1s = outcomes.iter().filter(|o| o.solved && o.time <= Duration::from_secs(1)).count();
+    s.within_100ms = outcomes
+        .iter()
+        .filter(|o| o.solved && o.time <= Duration::from_millis(100))
+        .count();
+    s.within_1s = outcomes
+        .iter()
+        .filter(|o| o.solved && o.time <= Duration::from_secs(1))
+        .count();
     s.median = times.get(times.len() / 2).copied().unwrap_or_default();
     s.worst = times.last().copied().unwrap_or_default();
 }
 
 fn rate(nodes: u64, t: Duration) -> String {
-    if t.is_zero() { "-".into() } else { format!("{:.0}", nodes as f64 / t.as_secs_f64()) }
+    if t.is_zero() {
+        "-".into()
+    } else {
+        format!("{:.0}", nodes as f64 / t.as_secs_f64())
+    }
 }
 
 pub fn run(args: Args) -> Result<(), String> {

@@ -39,17 +39,21 @@ mod vcf;
 mod vct;
 mod verify;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::game::{Board, Color, Pos};
 use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
 
-/// How much a search may spend: a node count and/or a wall-clock deadline (whichever ends first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How much a search may spend: a node count, a wall-clock deadline and a stop flag raised from
+/// another thread (the protocol's STOP/END), whichever ends it first.
+#[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub max_nodes: u64,
     pub deadline: Option<Instant>,
+    /// Checked with the clock; a flag that lives for the whole process (see `with_stop`).
+    pub stop: Option<&'static AtomicBool>,
 }
 
 impl Budget {
@@ -58,6 +62,7 @@ impl Budget {
         Budget {
             max_nodes: n,
             deadline: None,
+            stop: None,
         }
     }
     /// At most `d` of wall-clock time from now, no node limit.
@@ -65,6 +70,7 @@ impl Budget {
         Budget {
             max_nodes: u64::MAX,
             deadline: Instant::now().checked_add(d),
+            stop: None,
         }
     }
     /// Both limits.
@@ -72,7 +78,12 @@ impl Budget {
         Budget {
             max_nodes: n,
             deadline: Instant::now().checked_add(d),
+            stop: None,
         }
+    }
+    /// Also ends when `stop` is raised.
+    pub fn with_stop(self, stop: &'static AtomicBool) -> Budget {
+        Budget { stop: Some(stop), ..self }
     }
 }
 
@@ -81,6 +92,7 @@ pub(crate) struct Limits {
     used: u64,
     max: u64,
     deadline: Option<Instant>,
+    stop: Option<&'static AtomicBool>,
     stopped: bool,
 }
 
@@ -90,6 +102,7 @@ impl Limits {
             used: 0,
             max: b.max_nodes,
             deadline: b.deadline,
+            stop: b.stop,
             stopped: b.max_nodes == 0,
         }
     }
@@ -107,9 +120,11 @@ impl Limits {
         self.used = self.used.saturating_add(n);
         if self.used > self.max {
             self.stopped = true;
-        } else if let Some(d) = self.deadline {
-            // Reading the clock every 256 nodes keeps it off the profile.
-            if (before >> 8 != self.used >> 8 || before == 0) && Instant::now() >= d {
+        } else if before >> 8 != self.used >> 8 || before == 0 {
+            // Reading the clock and the flag every 256 nodes keeps them off the profile.
+            if self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+            {
                 self.stopped = true;
             }
         }
@@ -134,6 +149,7 @@ impl Limits {
             used: 0,
             max,
             deadline,
+            stop: self.stop,
             stopped: self.stopped || max == 0,
         }
     }
@@ -275,7 +291,7 @@ fn analyse_inner(
         return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
     }
     // Our VCT before the opponent's VCF: a verified VCT has already met every counter-four.
-    let mut share = lim.share(1, 3);
+    let mut share = lim.share(3, 4);
     let mine = solve_with(b, side, WinKind::Vct, &mut share, stats);
     lim.absorb(&share);
     if let Solve::Win(p) = mine {

@@ -1,14 +1,20 @@
-//! `pbrain-fivezero bench`: a fixed search over fixed positions for rules 0, 1 and 4, one thread,
-//! a fixed visit count and a deterministic evaluator, printing `Nodes searched: N`, the speed and
-//! a signature hash. Same build, same output (speed aside): a change that claims "no functional
+//! `pbrain-fivezero bench`: fixed searches over fixed positions for rules 0, 1 and 4, one thread,
+//! fixed visit counts and deterministic evaluators, printing `Nodes searched: N`, the speed and a
+//! signature hash. Same build, same output (speed aside): a change that claims "no functional
 //! change" shows the same `Nodes searched` and signature.
 //!
-//! Depends on `game`, `eval` (the uniform evaluator) and `mcts`; never on an inference runtime.
+//! Two passes: the uniform evaluator without tactics (the tree itself: selection, expansion,
+//! backup, make/unmake), then the classical evaluator with tactics (the engine's medium path:
+//! fives, forced blocks, VCF at leaves).
+//!
+//! Depends on `game`, `eval` (uniform and classical evaluators) and `mcts`; never on an inference
+//! runtime.
 
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::eval::classical::ClassicalEvaluator;
 use crate::eval::{Evaluator, UniformEvaluator};
 use crate::game::{Board, Pattern, Rule};
 use crate::mcts::{MctsConfig, Search, SearchLimits};
@@ -53,8 +59,9 @@ impl BenchReport {
     }
 }
 
-/// A fixed, reproducible 15x15 position: a xorshift walk over near points that never makes a five
-/// and (renju) never plays a forbidden point.
+/// A fixed, reproducible, quiet 15x15 position: a xorshift walk over near points where no move
+/// makes even a three (so neither side has a four to make, hence no VCF at the root) and, under
+/// renju, no forbidden point is played. Stops early if no quiet move is left.
 pub fn position(rule: Rule, stones: usize) -> Board {
     let mut board = match Board::new(15, 15, rule) {
         Ok(b) => b,
@@ -71,7 +78,7 @@ pub fn position(rule: Rule, stones: usize) -> Board {
         let cands = board.candidates(2);
         let p = cands[(state % cands.len() as u64) as usize];
         let me = board.side_to_move();
-        if board.is_legal(p) && board.threats(p, me).best() < Pattern::Block4 {
+        if board.is_legal(p) && board.threats(p, me).best() < Pattern::Block3 {
             let _ = board.play(p);
         }
     }
@@ -126,41 +133,71 @@ pub fn run_with(
             }
             writeln!(
                 out,
-                "bench {rule} stones={stones:>2} best={} visits={} nodes={} value={:+.3}",
-                r.best, r.playouts, r.nodes, r.value
+                "bench {} {rule} stones={stones:>2} best={} visits={} nodes={} value={:+.3}",
+                evaluator.name(),
+                r.best,
+                r.playouts,
+                r.nodes,
+                r.value
             )?;
         }
     }
     report.elapsed = start.elapsed();
-    writeln!(out, "===========================")?;
-    writeln!(out, "Evaluator      : {}", evaluator.name())?;
-    writeln!(out, "Total time (ms): {}", report.elapsed.as_millis())?;
-    writeln!(out, "Nodes searched : {}", report.nodes)?;
-    writeln!(out, "Visits/second  : {:.0}", report.visits_per_second())?;
-    writeln!(out, "Signature      : {:016x}", report.signature)?;
+    writeln!(
+        out,
+        "pass {} tactics={}: nodes {} visits {} in {} ms = {:.0} visits/s, signature {:016x}",
+        evaluator.name(),
+        config.tactics,
+        report.nodes,
+        report.visits,
+        report.elapsed.as_millis(),
+        report.visits_per_second(),
+        report.signature
+    )?;
     Ok(report)
 }
 
-/// The default bench (uniform evaluator, tactics on) printed to stdout.
+/// The default bench printed to stdout: uniform without tactics, then classical with tactics;
+/// `Nodes searched` and the signature cover both.
 pub fn run() -> BenchReport {
-    let mut out = std::io::stdout().lock();
-    match run_with(
-        &BenchConfig::default(),
-        Arc::new(UniformEvaluator),
-        &mut out,
-    ) {
-        Ok(r) => r,
-        // stdout closed: the numbers are still worth returning.
-        Err(_) => run_with(
-            &BenchConfig::default(),
-            Arc::new(UniformEvaluator),
-            &mut std::io::sink(),
-        )
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout must not stop the numbers from being computed and returned.
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = &mut stdout;
+    run_default(out)
+        .or_else(|_| run_default(&mut sink))
         .unwrap_or(BenchReport {
             nodes: 0,
             visits: 0,
             elapsed: Duration::ZERO,
             signature: 0,
-        }),
-    }
+        })
+}
+
+fn run_default(out: &mut dyn Write) -> std::io::Result<BenchReport> {
+    let tree = BenchConfig {
+        tactics: false,
+        ..BenchConfig::default()
+    };
+    let medium = BenchConfig {
+        visits: 2_000,
+        tactics: true,
+        ..BenchConfig::default()
+    };
+    let a = run_with(&tree, Arc::new(UniformEvaluator), out)?;
+    let b = run_with(&medium, Arc::new(ClassicalEvaluator), out)?;
+    let mut signature = a.signature;
+    fnv(&mut signature, b.signature);
+    let total = BenchReport {
+        nodes: a.nodes + b.nodes,
+        visits: a.visits + b.visits,
+        elapsed: a.elapsed + b.elapsed,
+        signature,
+    };
+    writeln!(out, "===========================")?;
+    writeln!(out, "Total time (ms): {}", total.elapsed.as_millis())?;
+    writeln!(out, "Nodes searched: {}", total.nodes)?;
+    writeln!(out, "Nodes/second  : {:.0}", total.visits_per_second())?;
+    writeln!(out, "Signature     : {:016x}", total.signature)?;
+    Ok(total)
 }

@@ -6,7 +6,10 @@
 //! and changes nothing; a panic inside a command is caught, reported, and the engine carries on.
 
 use clap::Parser;
-use engine::brain::{Difficulty, Engine, EngineConfig, SetupStone, Swap2Choice};
+use engine::brain::{Difficulty, Engine, EngineConfig, SearchKind, SetupStone, Swap2Choice};
+use engine::eval::onnx::Device;
+use std::path::PathBuf;
+use std::time::Instant;
 use engine::game::{Pos, Rule};
 use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
 use std::io::Write;
@@ -18,13 +21,47 @@ use std::sync::{Arc, Mutex};
 #[derive(Parser, Debug)]
 #[command(name = "pbrain-fivezero", version, about)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
     /// easy = no threat-space search; medium = threat search at the root and leaves.
     /// Also settable during a game with `INFO difficulty easy|medium`.
     #[arg(long, value_enum, default_value_t = Difficulty::Medium)]
     difficulty: Difficulty,
+    /// The move search: mcts (over the model, or the classical evaluator without one) or the
+    /// foundation lookahead (classical ranking + alpha-beta).
+    #[arg(long, value_enum, default_value_t = SearchKind::Mcts)]
+    search: SearchKind,
+    /// Search threads (INFO thread_num overrides it).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// ONNX model file, or a directory of checkpoints (the newest valid *.onnx wins); watched,
+    /// and new checkpoints are swapped in between moves. Without it: the classical evaluator.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Inference device for the model: cpu, or cuda[:N] (needs the GPU build of ONNX Runtime).
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: Device,
     /// Memory the engine may use in MiB (INFO max_memory overrides it).
     #[arg(long, default_value_t = 350)]
     max_memory_mib: u64,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// Fixed positions (rules 0, 1, 4), one thread, fixed visits: prints `Nodes searched: N`,
+    /// visits/s and a signature that is identical on every run of the same build.
+    Bench,
+}
+
+fn parse_device(s: &str) -> Result<Device, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" => Ok(Device::Cuda(0)),
+        other => match other.strip_prefix("cuda:").map(str::parse) {
+            Some(Ok(n)) => Ok(Device::Cuda(n)),
+            _ => Err(format!("unknown device '{s}' (cpu, cuda, cuda:N)")),
+        },
+    }
 }
 
 /// Replies go through one locked writer so messages from other threads never interleave a line.
@@ -41,7 +78,8 @@ impl Out {
 }
 
 enum Input {
-    Command(Result<Command, CommandError>),
+    /// A command and when its last line was read (the move clock starts there).
+    Command(Result<Command, CommandError>, Instant),
     LineTooLong,
     Eof,
 }
@@ -60,6 +98,8 @@ fn setup(stones: &[BoardStone]) -> Vec<SetupStone> {
 
 struct Brain {
     engine: Engine,
+    /// When the command being handled arrived.
+    received: Instant,
     out: Out,
     stop: Arc<AtomicBool>,
     ending: Arc<AtomicBool>,
@@ -73,7 +113,7 @@ impl Brain {
     /// Thinks and answers with a move; on failure answers ERROR.
     fn think_and_reply(&mut self) {
         self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
-        match self.engine.think(&self.stop) {
+        match self.engine.think(self.received, &self.stop) {
             Ok(info) => {
                 self.out.send(&BrainLine::Message(format!(
                     "depth {} value {:+.3} nodes {} time {} ms",
@@ -96,6 +136,7 @@ impl Brain {
             Info::TimeLeft(ms) => limits.time_left_ms = Some(ms),
             Info::MaxMemory(bytes) => self.engine.set_max_memory(bytes),
             Info::Rule(bits) => self.engine.set_rule(Rule::from_protocol(bits)),
+            Info::ThreadNum(n) => self.engine.set_threads(n as usize),
             Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
                 Ok(d) => self.engine.set_difficulty(d),
                 Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
@@ -186,16 +227,25 @@ impl Brain {
 
 fn main() {
     let cli = Cli::parse();
+    if let Some(Sub::Bench) = cli.command {
+        engine::bench::run();
+        return;
+    }
     // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
     std::panic::set_hook(Box::new(|info| eprintln!("pbrain-fivezero internal error: {info}")));
 
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let mut engine = Engine::new(EngineConfig {
         difficulty: cli.difficulty,
+        search: cli.search,
+        threads: cli.threads.max(1),
         max_memory_bytes: cli.max_memory_mib * 1024 * 1024,
+        model: cli.model,
+        device: cli.device,
     });
     let sink = out.clone();
-    engine.set_message_sink(Box::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
+    engine.set_message_sink(Arc::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
+    engine.load_model();
     let stop = Arc::new(AtomicBool::new(false));
     let ending = Arc::new(AtomicBool::new(false));
 
@@ -217,7 +267,7 @@ fn main() {
                     Ok(line) => {
                         for c in reader.feed_all(&line) {
                             raise(&c, &stop, &ending);
-                            let _ = tx.send(Input::Command(c));
+                            let _ = tx.send(Input::Command(c, Instant::now()));
                         }
                     }
                     Err(protocol::LineError::TooLong(_)) => {
@@ -227,7 +277,7 @@ fn main() {
                 }
             }
             while let Some(c) = reader.finish() {
-                let _ = tx.send(Input::Command(c));
+                let _ = tx.send(Input::Command(c, Instant::now()));
             }
             ending.store(true, Ordering::SeqCst);
             stop.store(true, Ordering::SeqCst);
@@ -235,17 +285,18 @@ fn main() {
         });
     }
 
-    let mut brain = Brain { engine, out, stop, ending };
+    let mut brain = Brain { engine, received: Instant::now(), out, stop, ending };
     for input in rx {
         match input {
             Input::Eof => break,
             Input::LineTooLong => brain.error("line too long; ignored"),
-            Input::Command(Err(e)) => match &e {
+            Input::Command(Err(e), _) => match &e {
                 // INFO expects no reply at all, even when its value is bad.
                 CommandError::Invalid { command, .. } if command.eq_ignore_ascii_case("INFO") => {}
                 _ => brain.out.send(&e.reply()),
             },
-            Input::Command(Ok(command)) => {
+            Input::Command(Ok(command), received) => {
+                brain.received = received;
                 let thinks = matches!(command, Command::Begin | Command::Turn(_) | Command::Board(_));
                 let moves_before = brain.engine.board().map(|b| b.move_count());
                 match catch_unwind(AssertUnwindSafe(|| brain.handle(command))) {

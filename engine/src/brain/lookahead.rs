@@ -85,9 +85,20 @@ fn negamax(board: &mut Board, depth: u32, ply: u32, mut alpha: f32, beta: f32, c
 }
 
 /// Iterative deepening until `soft` has passed after a finished depth, `hard` is reached, or
-/// `stop` is raised. Always returns a legal move when one exists.
-pub fn choose(board: &Board, soft: Instant, hard: Instant, stop: &AtomicBool) -> Option<LookaheadResult> {
-    let mut root_moves = moves_to_search(board, WIDTH_ROOT);
+/// `stop` is raised; only `allowed` moves at the root when given (a forced defence). Always
+/// returns a legal move when one exists.
+pub fn choose(board: &Board, soft: Instant, hard: Instant, stop: &AtomicBool, allowed: Option<&[Pos]>) -> Option<LookaheadResult> {
+    let mut root_moves = match allowed {
+        Some(allowed) => {
+            let mut moves: Vec<Pos> = moves_to_search(board, usize::MAX).into_iter().filter(|p| allowed.contains(p)).collect();
+            // Keep every allowed move, best-ranked first.
+            let rest: Vec<Pos> = allowed.iter().copied().filter(|p| !moves.contains(p)).collect();
+            moves.extend(rest);
+            moves.truncate(WIDTH_ROOT.max(4));
+            moves
+        }
+        None => moves_to_search(board, WIDTH_ROOT),
+    };
     let mut result = LookaheadResult { best: *root_moves.first()?, value: 0.0, depth: 0, nodes: 0 };
     if root_moves.len() == 1 {
         return Some(result);

@@ -1,0 +1,145 @@
+//! Evaluation matches: two evaluators play engine games (MCTS at a fixed visit count, no noise)
+//! from seeded random openings, each opening twice with colours swapped; the score becomes an Elo
+//! difference with error bars (`elo`).
+//!
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `elo`, `rng`.
+
+use std::sync::Arc;
+
+use engine::eval::Evaluator;
+use engine::game::{Board, Color, Pos, Rule};
+use engine::mcts::{MctsConfig, Search, SearchLimits};
+use rayon::prelude::*;
+
+use crate::rng::Rng;
+
+#[derive(Clone, Debug)]
+pub struct MatchConfig {
+    pub board_size: usize,
+    pub rule: Rule,
+    /// Game pairs (each opening with both colours).
+    pub pairs: usize,
+    pub simulations: u64,
+    /// Random stones played before the engines take over (diversity).
+    pub opening_moves: usize,
+    pub tactics: bool,
+    pub workers: usize,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct MatchResult {
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    pub elo: f64,
+    pub elo_error: f64,
+}
+
+impl MatchResult {
+    pub fn score(&self) -> f64 {
+        let n = (self.wins + self.draws + self.losses).max(1) as f64;
+        (self.wins as f64 + 0.5 * self.draws as f64) / n
+    }
+}
+
+fn opening(cfg: &MatchConfig, pair: usize) -> Result<Board, String> {
+    let n = cfg.board_size;
+    let mut b = Board::new(n, n, cfg.rule).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(cfg.seed ^ (pair as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    // Openings stay near the centre so they are plausible and rarely decide the game.
+    let r = (n / 4).max(1);
+    let c = n / 2;
+    while b.move_count() < cfg.opening_moves {
+        let x = c + rng.below(2 * r + 1) - r;
+        let y = c + rng.below(2 * r + 1) - r;
+        let p = Pos::new(x, y);
+        if b.is_legal(p) {
+            b.play(p).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(b)
+}
+
+/// One game from `start`; returns the winner's colour (None: draw).
+fn game(
+    cfg: &MatchConfig,
+    start: Board,
+    black: &Arc<dyn Evaluator>,
+    white: &Arc<dyn Evaluator>,
+) -> Option<Color> {
+    let mk = |e: &Arc<dyn Evaluator>| {
+        Search::new(
+            MctsConfig {
+                threads: 1,
+                tactics: cfg.tactics,
+                vcf_budget: if cfg.tactics { 2000 } else { 0 },
+                max_memory: 64 << 20,
+                ..MctsConfig::default()
+            },
+            e.clone(),
+        )
+    };
+    let mut searches = [mk(black), mk(white)];
+    let mut b = start;
+    loop {
+        if let Some(w) = b.winner() {
+            return Some(w);
+        }
+        if b.is_full() || b.legal_moves().is_empty() {
+            return None;
+        }
+        let s = &mut searches[b.side_to_move().index()];
+        s.set_position(&b);
+        let r = s.run(&SearchLimits::visits(cfg.simulations));
+        let mv = if r.best == Pos::NONE {
+            b.legal_moves()[0]
+        } else {
+            r.best
+        };
+        if b.play(mv).is_err() {
+            // An illegal choice loses (never expected from the engine's search).
+            return Some(b.side_to_move().opp());
+        }
+    }
+}
+
+/// Plays `a` against `b`; the result is from `a`'s side.
+pub fn play_match(
+    cfg: &MatchConfig,
+    a: Arc<dyn Evaluator>,
+    b: Arc<dyn Evaluator>,
+) -> anyhow::Result<MatchResult> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.workers.max(1))
+        .build()?;
+    let outcomes: Vec<Result<[i32; 2], String>> = pool.install(|| {
+        (0..cfg.pairs)
+            .into_par_iter()
+            .map(|pair| {
+                let start = opening(cfg, pair)?;
+                // Opening stones leave some side to move; "a as black" means a plays black stones.
+                let g1 = game(cfg, start.clone(), &a, &b);
+                let g2 = game(cfg, start, &b, &a);
+                let score = |w: Option<Color>, a_color: Color| match w {
+                    None => 0,
+                    Some(c) if c == a_color => 1,
+                    Some(_) => -1,
+                };
+                Ok([score(g1, Color::Black), score(g2, Color::White)])
+            })
+            .collect()
+    });
+    let mut r = MatchResult::default();
+    for o in outcomes {
+        for s in o.map_err(|e| anyhow::anyhow!("opening: {e}"))? {
+            match s {
+                1 => r.wins += 1,
+                0 => r.draws += 1,
+                _ => r.losses += 1,
+            }
+        }
+    }
+    (r.elo, r.elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+    Ok(r)
+}

@@ -1,0 +1,134 @@
+//! Checkpoints: weights (every variable of the VarStore, BN statistics included), optimizer state,
+//! step, epoch, sampling RNG and replay cursor in one checksummed file per epoch
+//! (`<dir>/ckpt-NNNNNN.bin`, written atomically through `store`). `latest_valid` walks back from
+//! the newest file and skips (with a warning) any that fails to read.
+//!
+//! Depends on tch, `store`, `optim`, `rng`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tch::{Kind, Tensor, nn};
+
+use crate::rng::Rng;
+use crate::store::{self, StoreError};
+
+const MAGIC: [u8; 4] = *b"FZCK";
+const VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedTensor {
+    pub name: String,
+    pub shape: Vec<i64>,
+    pub data: Vec<f32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Epochs completed.
+    pub epoch: u64,
+    pub step: u64,
+    pub preset: String,
+    pub blocks: usize,
+    pub channels: usize,
+    pub rng: Rng,
+    /// Replay cursor: the next chunk number and the games played so far.
+    pub next_chunk: u64,
+    pub games_played: u64,
+    /// Epoch of the current best network (the one new networks are measured against).
+    pub best_epoch: u64,
+    pub best_elo: f64,
+    pub weights: Vec<NamedTensor>,
+    pub optimizer: Vec<(String, Vec<f32>)>,
+    /// Weights of the best network (empty while it is the initial one).
+    pub best_weights: Vec<NamedTensor>,
+}
+
+pub fn path_for(dir: &Path, epoch: u64) -> PathBuf {
+    dir.join(format!("ckpt-{epoch:06}.bin"))
+}
+
+/// Every variable of `vs`, sorted by name.
+pub fn capture(vs: &nn::VarStore) -> Vec<NamedTensor> {
+    let mut v: Vec<NamedTensor> = vs
+        .variables()
+        .into_iter()
+        .map(|(name, t)| NamedTensor {
+            name,
+            shape: t.size(),
+            data: crate::model::to_vec(&t),
+        })
+        .collect();
+    v.sort_by(|a, b| a.name.cmp(&b.name));
+    v
+}
+
+/// Copies `tensors` into the variables of `vs`; every variable must be present with its shape.
+pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<(), String> {
+    let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, mut t) in vars {
+        let src = tensors
+            .iter()
+            .find(|n| n.name == name)
+            .ok_or_else(|| format!("variable `{name}` missing"))?;
+        if src.shape != t.size() || src.data.len() as i64 != src.shape.iter().product::<i64>() {
+            return Err(format!(
+                "variable `{name}`: shape {:?}, model has {:?}",
+                src.shape,
+                t.size()
+            ));
+        }
+        let x = Tensor::from_slice(&src.data)
+            .view(src.shape.as_slice())
+            .to_kind(Kind::Float)
+            .to_device(t.device());
+        tch::no_grad(|| t.copy_(&x));
+    }
+    Ok(())
+}
+
+pub fn save(dir: &Path, ck: &Checkpoint) -> Result<PathBuf, StoreError> {
+    let path = path_for(dir, ck.epoch);
+    store::write(&path, MAGIC, VERSION, ck)?;
+    Ok(path)
+}
+
+pub fn load(path: &Path) -> Result<Checkpoint, StoreError> {
+    store::read(path, MAGIC, VERSION)
+}
+
+/// Checkpoint files in `dir`, newest epoch first.
+pub fn list(dir: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            let n = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix("ckpt-")?
+                .strip_suffix(".bin")?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    v.sort_by(|a, b| b.0.cmp(&a.0));
+    v
+}
+
+/// The newest checkpoint that reads back; unreadable newer ones are reported through `warn`.
+pub fn latest_valid(dir: &Path, mut warn: impl FnMut(String)) -> Option<(PathBuf, Checkpoint)> {
+    for (_, p) in list(dir) {
+        match load(&p) {
+            Ok(c) => return Some((p, c)),
+            Err(e) => warn(format!(
+                "skipping checkpoint: {e}; falling back to the previous one"
+            )),
+        }
+    }
+    None
+}

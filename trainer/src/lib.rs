@@ -1,0 +1,35 @@
+//! fivezero's trainer: AlphaZero-style self-play, replay store and network training with tch,
+//! exporting every checkpoint to ONNX through `engine::net` (the one network contract) so the
+//! engine plays what the trainer learned.
+//!
+//! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
+//! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `selfplay`,
+//! `net_eval` (tch evaluator), `elo`, `arena` (evaluation matches), `config`, `metrics`, `run`.
+//! Only `run` and `main` print. The engine never depends on this crate.
+
+pub mod arena;
+pub mod checkpoint;
+pub mod config;
+pub mod device;
+pub mod elo;
+pub mod metrics;
+pub mod model;
+pub mod net_eval;
+pub mod optim;
+pub mod replay;
+pub mod rng;
+pub mod run;
+pub mod selfplay;
+pub mod store;
+pub mod symmetry;
+
+use engine::game::Rule;
+
+/// "freestyle", "standard", "renju", "caro" (or the protocol's number).
+pub fn parse_rule(s: &str) -> Option<Rule> {
+    let t = s.trim().to_ascii_lowercase();
+    Rule::ALL
+        .into_iter()
+        .find(|r| r.to_string().eq_ignore_ascii_case(&t))
+        .or_else(|| t.parse::<u32>().ok().map(Rule::from_protocol))
+}

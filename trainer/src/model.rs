@@ -1,0 +1,212 @@
+//! The policy/value network in tch, the network contract of `engine::net` with BatchNorm after
+//! every trunk and head conv (training mode while learning, running statistics at eval), and its
+//! export: BN folded into the convs, giving `engine::net::NetWeights` for the ONNX writer.
+//!
+//! Depends on tch and `engine::net` (shapes, folding) only; no games, no files.
+
+use engine::net::{Conv, Dense, NetConfig, NetWeights, ResBlock, fold_batchnorm};
+use tch::nn::{self, ModuleT};
+use tch::{Device, Kind, Tensor};
+
+const BN_EPS: f64 = 1e-5;
+
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(p: nn::Path, i: i64, o: i64, k: i64) -> ConvBn {
+        let cfg = nn::ConvConfig {
+            padding: k / 2,
+            bias: false,
+            ..Default::default()
+        };
+        let bn_cfg = nn::BatchNormConfig {
+            eps: BN_EPS,
+            ..Default::default()
+        };
+        ConvBn {
+            conv: nn::conv2d(&p / "conv", i, o, k, cfg),
+            bn: nn::batch_norm2d(&p / "bn", o, bn_cfg),
+        }
+    }
+    fn forward(&self, x: &Tensor, train: bool) -> Tensor {
+        self.bn.forward_t(&x.apply(&self.conv), train)
+    }
+    fn export(&self) -> Result<Conv, engine::net::NetError> {
+        let w = &self.conv.ws;
+        let shape = w.size();
+        let gamma = self
+            .bn
+            .ws
+            .as_ref()
+            .map(to_vec)
+            .unwrap_or_else(|| vec![1.0; shape[0] as usize]);
+        let beta = self
+            .bn
+            .bs
+            .as_ref()
+            .map(to_vec)
+            .unwrap_or_else(|| vec![0.0; shape[0] as usize]);
+        let (weight, bias) = fold_batchnorm(
+            &to_vec(w),
+            None,
+            &gamma,
+            &beta,
+            &to_vec(&self.bn.running_mean),
+            &to_vec(&self.bn.running_var),
+            BN_EPS as f32,
+        )?;
+        Ok(Conv {
+            out_channels: shape[0] as usize,
+            in_channels: shape[1] as usize,
+            kernel: shape[2] as usize,
+            weight,
+            bias,
+        })
+    }
+}
+
+/// Flattens any tensor to host f32 values.
+pub fn to_vec(t: &Tensor) -> Vec<f32> {
+    let flat = t
+        .detach()
+        .to_device(Device::Cpu)
+        .to_kind(Kind::Float)
+        .contiguous()
+        .view([-1]);
+    Vec::<f32>::try_from(&flat).unwrap_or_default()
+}
+
+/// The network, its weights living in the `VarStore` given to `new`.
+pub struct Net {
+    pub config: NetConfig,
+    stem: ConvBn,
+    blocks: Vec<(ConvBn, ConvBn)>,
+    policy_conv: ConvBn,
+    policy_out: nn::Conv2D,
+    value_conv: ConvBn,
+    value_fc1: nn::Linear,
+    value_fc2: nn::Linear,
+}
+
+impl Net {
+    pub fn new(vs: &nn::Path, config: NetConfig) -> Net {
+        let c = config.channels as i64;
+        let blocks = (0..config.blocks)
+            .map(|i| {
+                let p = vs / format!("block{i}");
+                (
+                    ConvBn::new(&p / "a", c, c, 3),
+                    ConvBn::new(&p / "b", c, c, 3),
+                )
+            })
+            .collect();
+        let pc = config.policy_channels as i64;
+        let vc = config.value_channels as i64;
+        Net {
+            config,
+            stem: ConvBn::new(vs / "stem", config.input_planes as i64, c, 3),
+            blocks,
+            policy_conv: ConvBn::new(vs / "policy", c, pc, 1),
+            policy_out: nn::conv2d(vs / "policy_out", pc, 1, 1, Default::default()),
+            value_conv: ConvBn::new(vs / "value", c, vc, 1),
+            value_fc1: nn::linear(
+                vs / "value_fc1",
+                vc,
+                config.value_hidden as i64,
+                Default::default(),
+            ),
+            value_fc2: nn::linear(
+                vs / "value_fc2",
+                config.value_hidden as i64,
+                1,
+                Default::default(),
+            ),
+        }
+    }
+
+    /// `x` is `[n, planes, h, w]`; returns (policy logits `[n, h*w]`, value `[n]` in [-1, 1]).
+    pub fn forward(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut t = self.stem.forward(x, train).relu();
+        for (a, b) in &self.blocks {
+            let y = a.forward(&t, train).relu();
+            t = (b.forward(&y, train) + &t).relu();
+        }
+        let n = x.size()[0];
+        let p = self
+            .policy_conv
+            .forward(&t, train)
+            .relu()
+            .apply(&self.policy_out)
+            .view([n, -1]);
+        let v = self.value_conv.forward(&t, train).relu().mean_dim(
+            [2i64, 3].as_slice(),
+            false,
+            Kind::Float,
+        );
+        let v = v
+            .apply(&self.value_fc1)
+            .relu()
+            .apply(&self.value_fc2)
+            .tanh()
+            .view([n]);
+        (p, v)
+    }
+
+    /// The eval-mode network with BN folded: what the ONNX file holds.
+    pub fn export(&self) -> Result<NetWeights, engine::net::NetError> {
+        let conv_plain = |c: &nn::Conv2D| {
+            let s = c.ws.size();
+            Conv {
+                out_channels: s[0] as usize,
+                in_channels: s[1] as usize,
+                kernel: s[2] as usize,
+                weight: to_vec(&c.ws),
+                bias: c
+                    .bs
+                    .as_ref()
+                    .map(to_vec)
+                    .unwrap_or_else(|| vec![0.0; s[0] as usize]),
+            }
+        };
+        let dense = |l: &nn::Linear| {
+            let s = l.ws.size();
+            Dense {
+                out_features: s[0] as usize,
+                in_features: s[1] as usize,
+                weight: to_vec(&l.ws),
+                bias: l
+                    .bs
+                    .as_ref()
+                    .map(to_vec)
+                    .unwrap_or_else(|| vec![0.0; s[0] as usize]),
+            }
+        };
+        let mut blocks = Vec::with_capacity(self.blocks.len());
+        for (a, b) in &self.blocks {
+            blocks.push(ResBlock {
+                conv1: a.export()?,
+                conv2: b.export()?,
+            });
+        }
+        let w = NetWeights {
+            config: self.config,
+            stem: self.stem.export()?,
+            blocks,
+            policy_conv: self.policy_conv.export()?,
+            policy_out: conv_plain(&self.policy_out),
+            value_conv: self.value_conv.export()?,
+            value_fc1: dense(&self.value_fc1),
+            value_fc2: dense(&self.value_fc2),
+        };
+        w.validate()?;
+        Ok(w)
+    }
+}
+
+/// Learned parameters of the tch model (including BN scale/shift, before folding).
+pub fn trainable_params(vs: &nn::VarStore) -> usize {
+    vs.trainable_variables().iter().map(|t| t.numel()).sum()
+}

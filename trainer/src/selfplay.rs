@@ -1,0 +1,377 @@
+//! Self-play: `parallel_games` games at once, each with its own MCTS tree (virtual loss inside a
+//! tree lets one game contribute several leaves per step). Every step gathers the leaves of all
+//! games (tree work spread over `parallel_workers` threads), runs them through the network in one
+//! batched forward, and applies the results. Root Dirichlet noise, a temperature schedule, and
+//! resignation with a no-resign fraction (whose games measure false resignations).
+//!
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval`, `replay::GameRecord` and the
+//! `BatchNet` trait (tch lives behind it, in `net_eval`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::eval::{Evaluation, UniformEvaluator, features, masked_softmax};
+use engine::game::{Board, Color, Pos, Rule};
+use engine::mcts::{MctsConfig, Search};
+use rayon::prelude::*;
+
+use crate::replay::GameRecord;
+use crate::rng::Rng;
+
+/// A network run on a batch of encoded positions of one board size.
+pub trait BatchNet: Send + Sync {
+    /// `planes` is `[n, PLANES, size, size]`; returns (logits `[n, size*size]`, values `[n]`).
+    fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        size: usize,
+    ) -> anyhow::Result<(Vec<f32>, Vec<f32>)>;
+    fn name(&self) -> String;
+}
+
+/// The null network: flat logits, value 0 (a baseline and a way to time the tree alone).
+pub struct UniformNet;
+
+impl BatchNet for UniformNet {
+    fn forward(
+        &self,
+        _planes: &[f32],
+        n: usize,
+        size: usize,
+    ) -> anyhow::Result<(Vec<f32>, Vec<f32>)> {
+        Ok((vec![0.0; n * size * size], vec![0.0; n]))
+    }
+    fn name(&self) -> String {
+        "uniform".into()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Difficulty {
+    /// Pure MCTS: the network learns tactics itself (AlphaZero).
+    #[default]
+    Easy,
+    /// MCTS with threat-space tactics at the leaves (fives, forced blocks, VCF).
+    Medium,
+}
+
+impl std::str::FromStr for Difficulty {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "easy" => Ok(Difficulty::Easy),
+            "medium" => Ok(Difficulty::Medium),
+            _ => Err(format!(
+                "unknown difficulty `{s}` (expected easy or medium)"
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SelfPlayConfig {
+    pub board_size: usize,
+    pub rule: Rule,
+    pub simulations: u32,
+    /// Leaves one game contributes per step.
+    pub batch_size_mcts: usize,
+    pub parallel_games: usize,
+    pub parallel_workers: usize,
+    pub difficulty: Difficulty,
+    pub dirichlet_alpha: f32,
+    pub dirichlet_epsilon: f32,
+    /// Moves played at temperature 1 before switching to `temperature_final`.
+    pub temperature_moves: usize,
+    pub temperature_final: f32,
+    /// Resign when the root value stays below this for two moves of the same side.
+    pub resign_threshold: f32,
+    /// Share of games that never resign (to measure false resignations).
+    pub no_resign_fraction: f64,
+    pub seed: u64,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> Self {
+        SelfPlayConfig {
+            board_size: 9,
+            rule: Rule::Freestyle,
+            simulations: 50,
+            batch_size_mcts: 8,
+            parallel_games: 16,
+            parallel_workers: 1,
+            difficulty: Difficulty::Easy,
+            dirichlet_alpha: 0.3,
+            dirichlet_epsilon: 0.25,
+            temperature_moves: 8,
+            temperature_final: 0.1,
+            resign_threshold: -0.95,
+            no_resign_fraction: 0.2,
+            seed: 1,
+        }
+    }
+}
+
+/// What a batch of self-play produced and how long its parts took.
+#[derive(Debug, Default)]
+pub struct SelfPlayReport {
+    pub games: Vec<GameRecord>,
+    pub positions: usize,
+    pub elapsed: Duration,
+    pub forward_time: Duration,
+    pub forwards: usize,
+    pub leaves: usize,
+    /// Games that resigned / no-resign games where the side that would have resigned won.
+    pub resigned: usize,
+    pub false_resigns: usize,
+}
+
+struct Slot {
+    board: Board,
+    search: Search,
+    record: GameRecord,
+    no_resign: bool,
+    /// Consecutive own moves below the threshold, per colour.
+    low: [u32; 2],
+    /// Colour that would have resigned in a no-resign game.
+    would_resign: Option<Color>,
+    planes: Vec<f32>,
+    pending: usize,
+    stalled: u32,
+}
+
+fn new_slot(cfg: &SelfPlayConfig, game: usize) -> anyhow::Result<Slot> {
+    let n = cfg.board_size;
+    let board = Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
+    let seed = cfg.seed.wrapping_mul(0x9E37_79B9).wrapping_add(game as u64);
+    let mcts = MctsConfig {
+        threads: 1,
+        batch_size: cfg.batch_size_mcts.max(1),
+        dirichlet_alpha: cfg.dirichlet_alpha,
+        dirichlet_epsilon: cfg.dirichlet_epsilon,
+        tactics: cfg.difficulty == Difficulty::Medium,
+        vcf_budget: if cfg.difficulty == Difficulty::Medium {
+            2000
+        } else {
+            0
+        },
+        final_choice: engine::mcts::FinalChoice::MaxVisits,
+        seed,
+        reuse_tree: true,
+        max_memory: 64 << 20,
+        ..MctsConfig::default()
+    };
+    // The step-wise API never calls the search's own evaluator: leaves go to the batched net.
+    let mut search = Search::new(mcts, Arc::new(UniformEvaluator));
+    search.set_position(&board);
+    let mut r = Rng::new(seed);
+    Ok(Slot {
+        board,
+        search,
+        record: GameRecord {
+            board_size: n as u8,
+            rule: cfg.rule.to_protocol(),
+            moves: Vec::new(),
+            visits: Vec::new(),
+            outcome: 0,
+            resigned: false,
+        },
+        no_resign: r.unit() < cfg.no_resign_fraction,
+        low: [0; 2],
+        would_resign: None,
+        planes: Vec::new(),
+        pending: 0,
+        stalled: 0,
+    })
+}
+
+/// Plays `games` games with `net`, `cfg.parallel_games` at a time. `progress` is called after
+/// each finished game with (games done, positions so far).
+pub fn play(
+    cfg: &SelfPlayConfig,
+    net: &dyn BatchNet,
+    games: usize,
+    first_game: usize,
+    mut progress: impl FnMut(usize, usize),
+) -> anyhow::Result<SelfPlayReport> {
+    let start = Instant::now();
+    let n = cfg.board_size;
+    let cells = n * n;
+    let plane_len = features::PLANES * cells;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.parallel_workers.max(1))
+        .build()?;
+    let mut report = SelfPlayReport::default();
+    let mut started = 0usize;
+    let mut slots: Vec<Slot> = Vec::new();
+    while started < games.min(cfg.parallel_games.max(1)) {
+        slots.push(new_slot(cfg, first_game + started)?);
+        started += 1;
+    }
+    let sims = cfg.simulations.max(1) as u64;
+    let mut batch_planes: Vec<f32> = Vec::new();
+    while !slots.is_empty() {
+        // 1. Gather leaves of every game (in parallel) and encode them.
+        pool.install(|| {
+            slots.par_iter_mut().for_each(|s| {
+                let done = s.search.root_visits();
+                let want =
+                    (sims.saturating_sub(done) as usize).clamp(1, cfg.batch_size_mcts.max(1));
+                let reqs = s.search.gather_leaves(want);
+                s.pending = reqs.len();
+                s.planes.resize(s.pending * plane_len, 0.0);
+                for (k, b) in s.search.pending_boards().into_iter().enumerate() {
+                    features::encode(b, &mut s.planes[k * plane_len..(k + 1) * plane_len]);
+                }
+            })
+        });
+        // 2. One forward for all leaves of all games.
+        batch_planes.clear();
+        for s in &slots {
+            batch_planes.extend_from_slice(&s.planes);
+        }
+        let total: usize = slots.iter().map(|s| s.pending).sum();
+        let (logits, values) = if total > 0 {
+            let t0 = Instant::now();
+            let out = net.forward(&batch_planes, total, n)?;
+            report.forward_time += t0.elapsed();
+            report.forwards += 1;
+            report.leaves += total;
+            out
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // 3. Apply every game's share.
+        let mut offsets = Vec::with_capacity(slots.len());
+        let mut off = 0;
+        for s in &slots {
+            offsets.push(off);
+            off += s.pending;
+        }
+        let apply_result: Result<(), String> = pool.install(|| {
+            slots
+                .par_iter_mut()
+                .zip(offsets.par_iter())
+                .try_for_each(|(s, &o)| {
+                    let mut evals = Vec::with_capacity(s.pending);
+                    for (k, b) in s.search.pending_boards().into_iter().enumerate() {
+                        let mut e = Evaluation {
+                            policy: vec![0.0; cells],
+                            value: values[o + k].clamp(-1.0, 1.0),
+                        };
+                        masked_softmax(
+                            b,
+                            &logits[(o + k) * cells..(o + k + 1) * cells],
+                            &mut e.policy,
+                        );
+                        evals.push(e);
+                    }
+                    let before = s.search.root_visits();
+                    s.search.apply(&evals).map_err(|e| e.to_string())?;
+                    s.stalled = if s.search.root_visits() == before {
+                        s.stalled + 1
+                    } else {
+                        0
+                    };
+                    Ok(())
+                })
+        });
+        apply_result.map_err(|e| anyhow::anyhow!("search apply: {e}"))?;
+        // 4. Move in every game whose search is done; finish games; refill slots.
+        let mut i = 0;
+        while i < slots.len() {
+            let s = &mut slots[i];
+            // A solved root stops growing: that also ends the search for this move.
+            if s.search.root_visits() < sims && s.stalled < 3 {
+                i += 1;
+                continue;
+            }
+            let finished = make_move(cfg, s, &mut report)?;
+            if finished {
+                let s = slots.swap_remove(i);
+                report.positions += s.record.positions();
+                report.games.push(s.record);
+                progress(report.games.len(), report.positions);
+                if started < games {
+                    slots.push(new_slot(cfg, first_game + started)?);
+                    started += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+    // Games finish in step order, which the thread schedule does not change: records are
+    // deterministic for a seed.
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// Plays the searched move of slot `s`; returns true when the game is over.
+fn make_move(
+    cfg: &SelfPlayConfig,
+    s: &mut Slot,
+    report: &mut SelfPlayReport,
+) -> anyhow::Result<bool> {
+    let r = s.search.result();
+    let me = s.board.side_to_move();
+    let visits: Vec<(u16, u32)> = r
+        .root_children
+        .iter()
+        .map(|&(p, v, _)| (s.board.dense_index(p) as u16, v))
+        .collect();
+    // Resignation: the side to move is hopeless for two of its moves in a row.
+    if r.value < cfg.resign_threshold {
+        s.low[me.index()] += 1;
+    } else {
+        s.low[me.index()] = 0;
+    }
+    if s.low[me.index()] >= 2 {
+        if s.no_resign {
+            s.would_resign.get_or_insert(me);
+        } else {
+            s.record.outcome = if me == Color::Black { -1 } else { 1 };
+            s.record.resigned = true;
+            report.resigned += 1;
+            return Ok(true);
+        }
+    }
+    let t = if s.record.moves.len() < cfg.temperature_moves {
+        1.0
+    } else {
+        cfg.temperature_final
+    };
+    let mv = s.search.sample_move(t);
+    if mv == Pos::NONE || visits.is_empty() {
+        // No move searched (full board or a proven end): a draw unless someone won.
+        s.record.outcome = outcome(&s.board);
+        return Ok(true);
+    }
+    s.board
+        .play(mv)
+        .map_err(|e| anyhow::anyhow!("self-play chose an illegal move: {e}"))?;
+    s.record.moves.push(s.board.dense_index(mv) as u16);
+    s.record.visits.push(visits);
+    if s.board.winner().is_some() || s.board.is_full() || s.board.legal_moves().is_empty() {
+        s.record.outcome = outcome(&s.board);
+        if let Some(c) = s.would_resign {
+            let lost = if c == Color::Black { -1 } else { 1 };
+            if s.record.outcome != lost {
+                report.false_resigns += 1;
+            }
+        }
+        return Ok(true);
+    }
+    s.search.set_position(&s.board);
+    s.stalled = 0;
+    Ok(false)
+}
+
+fn outcome(b: &Board) -> i8 {
+    match b.winner() {
+        Some(Color::Black) => 1,
+        Some(Color::White) => -1,
+        None => 0,
+    }
+}

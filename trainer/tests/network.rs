@@ -1,0 +1,106 @@
+//! The tch network against the contract: parameter counts of the presets, BN-folded export equal
+//! to the eval-mode forward (pure-Rust reference and ONNX Runtime on the written file, max abs
+//! difference <= 1e-4), after some training steps so BN statistics are not trivial.
+
+use engine::eval::features;
+use engine::eval::onnx::{Device as OrtDevice, OnnxModel};
+use engine::game::{Board, Pos, Rule};
+use engine::net::{ModelMeta, Preset, reference_forward, write_model_file};
+use tch::{Device, Kind, Tensor, nn};
+use trainer::model::{Net, to_vec, trainable_params};
+use trainer::optim::{OptimConfig, Optimizer};
+
+fn planes(n: usize, size: usize) -> Vec<f32> {
+    let mut out = Vec::new();
+    for k in 0..n {
+        let mut b = Board::new(size, size, Rule::Renju).unwrap();
+        for m in 0..(3 + k * 2) {
+            let x = (m * 3 + k) % size;
+            let y = (m * 5 + 2 * k) % size;
+            let p = Pos::new(x, y);
+            if b.is_legal(p) {
+                b.play(p).unwrap();
+            }
+        }
+        let mut p = vec![0f32; features::input_len(&b)];
+        features::encode(&b, &mut p);
+        out.extend(p);
+    }
+    out
+}
+
+#[test]
+fn preset_parameter_counts_match_the_contract() {
+    tch::set_num_threads(1);
+    for p in Preset::ALL {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let net = Net::new(&vs.root(), p.config());
+        let folded = net.export().unwrap().param_count();
+        assert_eq!(folded, p.config().param_count(), "{p}");
+        // BN adds gamma/beta per channel and drops the conv biases it replaces.
+        assert!(trainable_params(&vs) >= folded, "{p}");
+        eprintln!("{p}: {} trainable, {folded} folded", trainable_params(&vs));
+    }
+}
+
+#[test]
+fn exported_onnx_matches_tch_eval_forward() {
+    tch::set_num_threads(1);
+    tch::manual_seed(5);
+    let size = 9;
+    let config = Preset::Tiny.config();
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = Net::new(&vs.root(), config);
+    // A few training steps so running statistics and weights move away from their init.
+    let mut opt = Optimizer::new(
+        &vs,
+        OptimConfig {
+            lr: 1e-2,
+            warmup_steps: 1,
+            ..OptimConfig::default()
+        },
+    );
+    let n = 6;
+    let x = Tensor::from_slice(&planes(n, size)).view([n as i64, 11, size as i64, size as i64]);
+    for _ in 0..5 {
+        let (p, v) = net.forward(&x, true);
+        let loss = p.square().mean(Kind::Float) + (v - 0.5).square().mean(Kind::Float);
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+    }
+    let (p, v) = tch::no_grad(|| net.forward(&x, false));
+    let (p, v) = (to_vec(&p), to_vec(&v));
+
+    let weights = net.export().unwrap();
+    let host = planes(n, size);
+    let (rp, rv) = reference_forward(&weights, &host, n, size, size).unwrap();
+    let max_diff = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
+    };
+    assert!(
+        max_diff(&p, &rp) <= 1e-4,
+        "reference policy diff {}",
+        max_diff(&p, &rp)
+    );
+    assert!(
+        max_diff(&v, &rv) <= 1e-4,
+        "reference value diff {}",
+        max_diff(&v, &rv)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.onnx");
+    write_model_file(&file, &weights, &ModelMeta::for_config(&config, 5)).unwrap();
+    let mut model = OnnxModel::load(&file, 1, OrtDevice::Cpu)
+        .expect("ONNX Runtime (make third_party/.runtime-ok)");
+    let (op, ov) = model.run(&host, n, size, size).unwrap();
+    let (dp, dv) = (max_diff(&p, &op), max_diff(&v, &ov));
+    eprintln!("tch vs ORT: policy max diff {dp:e}, value max diff {dv:e}");
+    assert!(dp <= 1e-4 && dv <= 1e-4, "policy {dp} value {dv}");
+    // The outputs are not trivially equal to zero.
+    assert!(p.iter().any(|x| x.abs() > 1e-3));
+}

@@ -124,7 +124,7 @@ fn tree_is_reused_when_the_position_extends_the_old_one() {
     let mut s = Search::new(one_thread(false), Arc::new(HashNet));
     s.set_position(&board);
     let r = s.run(&SearchLimits::visits(4000));
-    assert_eq!(r.pv.len() >= 2, true, "pv {:?}", r.pv);
+    assert!(r.pv.len() >= 2, "pv {:?}", r.pv);
     let mut next = board.clone();
     next.play(r.pv[0]).unwrap();
     next.play(r.pv[1]).unwrap();

@@ -345,8 +345,10 @@ impl Tree {
         if new_root == 0 {
             return;
         }
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        let mut edges = Vec::with_capacity(self.edges.len());
+        // Sized by what is copied, not by the old tree: both live at once for a moment, and the
+        // old one may already fill the budget.
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
         nodes.push(self.nodes[new_root as usize]);
         let mut queue = vec![new_root];
         let mut head = 0;

@@ -279,10 +279,10 @@ impl Worker {
     pub fn cancel(&mut self, tree: &mut Tree) {
         for i in 0..self.leaves {
             let path = &self.paths[i];
-            if let Some(&leaf) = path.last() {
-                if tree.nodes[leaf as usize].state == State::Pending {
-                    tree.nodes[leaf as usize].state = State::Fresh;
-                }
+            if let Some(&leaf) = path.last()
+                && tree.nodes[leaf as usize].state == State::Pending
+            {
+                tree.nodes[leaf as usize].state = State::Fresh;
             }
             tree.revert(path);
             for _ in 1..path.len() {

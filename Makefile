@@ -14,8 +14,10 @@ all: build
 build: third_party/.runtime-ok third_party/.libtorch-ok
 	$(CARGO) build --release --workspace --bins
 
-## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout
-run: build
+## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout.
+## Builds only the engine (no libtorch needed); the ONNX Runtime is fetched for --model use.
+run: third_party/.runtime-ok
+	@$(CARGO) build --release -q -p engine --bin pbrain-fivezero
 	@$(ENGINE)
 
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries)

@@ -17,7 +17,7 @@ pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut L
     // Phase 1: the same winning strategy, replayed after each move, removes most moves cheaply.
     let mut survivors = Vec::new();
     for m in moves {
-        if lim.stopped() || !lim.tick() {
+        if !lim.check_now() || !lim.tick() {
             survivors.push(m);
             continue;
         }
@@ -32,7 +32,7 @@ pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut L
     let mut keep = Vec::new();
     let n = survivors.len() as u64;
     for (i, m) in survivors.into_iter().enumerate() {
-        if lim.stopped() {
+        if !lim.check_now() {
             keep.push(m);
             continue;
         }

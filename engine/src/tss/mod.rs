@@ -133,6 +133,18 @@ impl Limits {
     pub(crate) fn stopped(&self) -> bool {
         self.stopped
     }
+    /// Reads the clock and the stop flag now, whatever the node count: for loops whose single
+    /// step is expensive (a strategy replay, a sub-search) and that tick too rarely to reach the
+    /// every-256-nodes check.
+    pub(crate) fn check_now(&mut self) -> bool {
+        if !self.stopped
+            && (self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.stop.is_some_and(|s| s.load(Ordering::Relaxed)))
+        {
+            self.stopped = true;
+        }
+        !self.stopped
+    }
     /// A share of what is left: `num/den` of the nodes and of the time.
     pub(crate) fn share(&self, num: u64, den: u64) -> Limits {
         let left = self.max.saturating_sub(self.used);

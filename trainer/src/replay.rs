@@ -97,7 +97,7 @@ pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, Str
         }
     }
     // Black moves at even plies; the outcome is from black's side.
-    let sign = if ply % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = if ply.is_multiple_of(2) { 1.0 } else { -1.0 };
     Ok(Sample {
         planes,
         policy,

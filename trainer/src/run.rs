@@ -51,7 +51,7 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 /// A training batch as device tensors.
-fn batch_tensors(samples: &[Sample], size: usize, device: Device) -> (Tensor, Tensor, Tensor) {
+pub fn batch_tensors(samples: &[Sample], size: usize, device: Device) -> (Tensor, Tensor, Tensor) {
     let n = samples.len() as i64;
     let s = size as i64;
     let mut planes = Vec::with_capacity(samples.len() * features::PLANES * size * size);
@@ -229,6 +229,8 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             ..sp_base.clone()
         };
         let pb = bar(s.selfplay_games as u64, "self-play");
+        let quiet_every = (s.selfplay_games / 10).max(1);
+        let sp_start = Instant::now();
         let report = selfplay::play(
             &sp,
             &player,
@@ -237,6 +239,15 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             |g, p| {
                 pb.set_position(g as u64);
                 pb.set_message(format!("{p} positions"));
+                // Without a terminal the bar is hidden: say something every tenth of the games.
+                if pb.is_hidden() && g % quiet_every == 0 {
+                    let secs = sp_start.elapsed().as_secs_f64();
+                    eprintln!(
+                        "self-play: {g}/{} games, {p} positions, {:.0} positions/s",
+                        s.selfplay_games,
+                        p as f64 / secs
+                    );
+                }
             },
         )?;
         pb.finish_and_clear();

@@ -138,6 +138,8 @@ struct Slot {
     would_resign: Option<Color>,
     planes: Vec<f32>,
     pending: usize,
+    /// Leaves were gathered this step, so `apply` must follow.
+    gathered: bool,
     stalled: u32,
 }
 
@@ -182,6 +184,7 @@ fn new_slot(cfg: &SelfPlayConfig, game: usize) -> anyhow::Result<Slot> {
         would_resign: None,
         planes: Vec::new(),
         pending: 0,
+        gathered: false,
         stalled: 0,
     })
 }
@@ -216,6 +219,13 @@ pub fn play(
         pool.install(|| {
             slots.par_iter_mut().for_each(|s| {
                 let done = s.search.root_visits();
+                // A reused subtree may already hold enough visits: move without searching.
+                s.gathered = done < sims;
+                if !s.gathered {
+                    s.pending = 0;
+                    s.planes.clear();
+                    return;
+                }
                 let want =
                     (sims.saturating_sub(done) as usize).clamp(1, cfg.batch_size_mcts.max(1));
                 let reqs = s.search.gather_leaves(want);
@@ -254,6 +264,9 @@ pub fn play(
                 .par_iter_mut()
                 .zip(offsets.par_iter())
                 .try_for_each(|(s, &o)| {
+                    if !s.gathered {
+                        return Ok(());
+                    }
                     let mut evals = Vec::with_capacity(s.pending);
                     for (k, b) in s.search.pending_boards().into_iter().enumerate() {
                         let mut e = Evaluation {

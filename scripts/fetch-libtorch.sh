@@ -29,6 +29,18 @@ if [[ -f $STAMP && "$(cat "$STAMP")" == "$WANT" && -f $DEST/lib/libtorch_cpu.so 
 fi
 
 mkdir -p "$TP"
+# pip: the system one when there is one, else a small venv (Debian's python3 ships without pip,
+# but python3-venv brings ensurepip; .ci/run installs it).
+if ! "$PY" -m pip --version >/dev/null 2>&1; then
+    if [[ ! -x $TP/pipvenv/bin/python ]]; then
+        echo "fetch-libtorch: no pip for $PY; creating venv $TP/pipvenv" >&2
+        "$PY" -m venv "$TP/pipvenv" || {
+            echo "fetch-libtorch: '$PY -m venv' failed; on Debian/Ubuntu install python3-venv" >&2
+            exit 1
+        }
+    fi
+    PY=$TP/pipvenv/bin/python
+fi
 DL=$TP/.libtorch-dl
 mkdir -p "$DL"
 echo "fetch-libtorch: downloading $WANT (~530 MB, once)" >&2

@@ -48,3 +48,42 @@ train-fast train train-production: build
 
 clean:
 	$(CARGO) clean
+
+## Distributed self-play/training over Redis (trainer/src/distributed). REDIS_URL may carry AUTH
+## and TLS (redis://:pass@host:6379/0, rediss://…). PROFILE picks the settings of
+## trainer/presets.toml; WORKERS CPU self-play workers; GPUS the devices (training on the first).
+REDIS_URL ?= redis://127.0.0.1:6379/0
+PROFILE ?= train-fast
+WORKERS ?= 2
+GPUS ?= 0
+DIST_FLAGS = --config trainer/presets.toml --profile $(PROFILE)
+.PHONY: distributed-selfplay-cpu-workers distributed-training-gpu distributed-monitor distributed-help
+
+## distributed-selfplay-cpu-workers: WORKERS self-play workers on the CPU (one thread each)
+distributed-selfplay-cpu-workers: build
+	@trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM; \
+	for i in $$(seq 1 $(WORKERS)); do \
+	  $(RELEASE_DIR)/trainer $(DIST_FLAGS) --device cpu --threads 1 --parallel-workers 1 $(ARGS) \
+	    selfplay-worker --redis-url '$(REDIS_URL)' --worker-id "$$(hostname)-cpu$$i" & \
+	done; wait
+
+## distributed-training-gpu: the train worker on the first of GPUS (CPU when CUDA is absent),
+## self-play workers on every listed device
+distributed-training-gpu: build
+	@trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM; \
+	$(RELEASE_DIR)/trainer $(DIST_FLAGS) $(ARGS) train-worker --redis-url '$(REDIS_URL)' --gpus $(GPUS) & \
+	$(RELEASE_DIR)/trainer $(DIST_FLAGS) $(ARGS) selfplay-worker --redis-url '$(REDIS_URL)' \
+	  --worker-id "$$(hostname)-gpu" --gpus $(GPUS) & \
+	wait
+
+## distributed-monitor: queue depth, models, workers, games and rates (refreshing)
+distributed-monitor: build
+	$(RELEASE_DIR)/trainer monitor --redis-url '$(REDIS_URL)'
+
+distributed-help:
+	@echo "Distributed self-play/training over Redis Streams:"
+	@echo "  make distributed-training-gpu REDIS_URL=redis://host:6379/0 GPUS=0,1   # trainer + GPU self-play"
+	@echo "  make distributed-selfplay-cpu-workers REDIS_URL=... WORKERS=4         # more CPU self-play"
+	@echo "  make distributed-monitor REDIS_URL=...                                # live view"
+	@echo "Settings flags go before the subcommand; see: target/release/trainer train-worker --help"
+	@echo "Local Redis for a try: redis-server --port 6379 --appendonly yes"

@@ -11,6 +11,7 @@ pub mod arena;
 pub mod checkpoint;
 pub mod config;
 pub mod device;
+pub mod distributed;
 pub mod elo;
 pub mod metrics;
 pub mod model;

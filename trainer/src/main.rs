@@ -85,6 +85,9 @@ struct Cli {
     /// Torch threads (0 = all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Distributed self-play/training over Redis (settings flags go before the subcommand).
+    #[command(subcommand)]
+    command: Option<trainer::distributed::cli::Command>,
 }
 
 fn settings(cli: Cli) -> anyhow::Result<Settings> {
@@ -128,7 +131,17 @@ fn settings(cli: Cli) -> anyhow::Result<Settings> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Some(cmd) = cli.command.take() {
+        let result = settings(cli).and_then(|s| trainer::distributed::cli::run(cmd, &s));
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("trainer: error: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let result = settings(cli).and_then(|s| trainer::run::run(&s));
     match result {
         Ok(sum) => {

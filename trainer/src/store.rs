@@ -33,6 +33,95 @@ fn name(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// Why a frame (the header + payload of [`encode`]) was refused; the distributed queue counts
+/// these by kind, the file readers report them with the file's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("truncated: {0} bytes, header needs {HEADER}")]
+    Truncated(usize),
+    #[error("bad magic {got:?}, expected {want:?}")]
+    Magic { got: [u8; 4], want: [u8; 4] },
+    #[error("format version {got}, this build reads {want}")]
+    Version { got: u32, want: u32 },
+    #[error("payload of {len} bytes is over the {max}-byte cap")]
+    TooLarge { len: u64, max: u64 },
+    #[error("truncated or padded: header says {header} payload bytes, got {got}")]
+    Length { header: u64, got: u64 },
+    #[error("checksum mismatch (crc32 {got:08x}, header {header:08x})")]
+    Checksum { got: u32, header: u32 },
+    #[error("decoding: {0}")]
+    Decode(String),
+}
+
+/// `magic | version | length | crc32 | bincode payload`: the one framing of every stored or sent
+/// value (replay chunks, checkpoints, queue payloads).
+pub fn encode<T: Serialize>(magic: [u8; 4], version: u32, value: &T) -> Result<Vec<u8>, String> {
+    let payload = bincode::serde::encode_to_vec(value, bincode::config::standard())
+        .map_err(|e| e.to_string())?;
+    let mut bytes = Vec::with_capacity(HEADER + payload.len());
+    bytes.extend_from_slice(&magic);
+    bytes.extend_from_slice(&version.to_le_bytes());
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    Ok(bytes)
+}
+
+/// Checks a frame of [`encode`] (magic, version, size cap, exact length, crc32) before decoding
+/// it; bincode never sees bytes that failed a check.
+pub fn decode<T: DeserializeOwned>(
+    bytes: &[u8],
+    magic: [u8; 4],
+    version: u32,
+    max_payload: u64,
+) -> Result<T, FrameError> {
+    if bytes.len() < HEADER {
+        return Err(FrameError::Truncated(bytes.len()));
+    }
+    let got_magic: [u8; 4] = bytes[0..4].try_into().unwrap_or_default();
+    if got_magic != magic {
+        return Err(FrameError::Magic {
+            got: got_magic,
+            want: magic,
+        });
+    }
+    let v = u32::from_le_bytes(bytes[4..8].try_into().unwrap_or_default());
+    if v != version {
+        return Err(FrameError::Version {
+            got: v,
+            want: version,
+        });
+    }
+    let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default());
+    let crc = u32::from_le_bytes(bytes[16..20].try_into().unwrap_or_default());
+    if len > max_payload {
+        return Err(FrameError::TooLarge {
+            len,
+            max: max_payload,
+        });
+    }
+    if (bytes.len() - HEADER) as u64 != len {
+        return Err(FrameError::Length {
+            header: len,
+            got: (bytes.len() - HEADER) as u64,
+        });
+    }
+    let payload = &bytes[HEADER..];
+    let got = crc32fast::hash(payload);
+    if got != crc {
+        return Err(FrameError::Checksum { got, header: crc });
+    }
+    let (value, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
+        .map_err(|e| FrameError::Decode(e.to_string()))?;
+    if used != payload.len() {
+        return Err(FrameError::Decode(format!(
+            "{} trailing payload bytes",
+            payload.len() - used
+        )));
+    }
+    Ok(value)
+}
+
 /// Serializes `value` and writes it atomically to `path`.
 pub fn write<T: Serialize>(
     path: &Path,
@@ -40,19 +129,10 @@ pub fn write<T: Serialize>(
     version: u32,
     value: &T,
 ) -> Result<(), StoreError> {
-    let payload =
-        bincode::serde::encode_to_vec(value, bincode::config::standard()).map_err(|e| {
-            StoreError::Encode {
-                file: name(path),
-                why: e.to_string(),
-            }
-        })?;
-    let mut bytes = Vec::with_capacity(HEADER + payload.len());
-    bytes.extend_from_slice(&magic);
-    bytes.extend_from_slice(&version.to_le_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    bytes.extend_from_slice(&payload);
+    let bytes = encode(magic, version, value).map_err(|why| StoreError::Encode {
+        file: name(path),
+        why,
+    })?;
     write_atomic(path, &bytes).map_err(|source| StoreError::Io {
         file: name(path),
         source,
@@ -69,53 +149,10 @@ pub fn read<T: DeserializeOwned>(
         file: name(path),
         source,
     })?;
-    let corrupt = |why: String| StoreError::Corrupt {
+    decode(&bytes, magic, version, MAX_PAYLOAD).map_err(|e| StoreError::Corrupt {
         file: name(path),
-        why,
-    };
-    if bytes.len() < HEADER {
-        return Err(corrupt(format!(
-            "truncated: {} bytes, header needs {HEADER}",
-            bytes.len()
-        )));
-    }
-    if bytes[0..4] != magic {
-        return Err(corrupt(format!(
-            "bad magic {:?}, expected {:?}",
-            &bytes[0..4],
-            magic
-        )));
-    }
-    let v = u32::from_le_bytes(bytes[4..8].try_into().unwrap_or_default());
-    if v != version {
-        return Err(corrupt(format!(
-            "format version {v}, this build reads {version}"
-        )));
-    }
-    let len = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default());
-    let crc = u32::from_le_bytes(bytes[16..20].try_into().unwrap_or_default());
-    if len > MAX_PAYLOAD || (bytes.len() - HEADER) as u64 != len {
-        return Err(corrupt(format!(
-            "truncated or padded: header says {len} payload bytes, file has {}",
-            bytes.len() - HEADER
-        )));
-    }
-    let payload = &bytes[HEADER..];
-    let got = crc32fast::hash(payload);
-    if got != crc {
-        return Err(corrupt(format!(
-            "checksum mismatch (crc32 {got:08x}, header {crc:08x})"
-        )));
-    }
-    let (value, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
-        .map_err(|e| corrupt(format!("decoding: {e}")))?;
-    if used != payload.len() {
-        return Err(corrupt(format!(
-            "{} trailing payload bytes",
-            payload.len() - used
-        )));
-    }
-    Ok(value)
+        why: e.to_string(),
+    })
 }
 
 /// tmp file in the same folder + fsync + rename + fsync of the folder.

@@ -1,0 +1,202 @@
+//! `trainer selfplay-worker`: plays self-play games with the newest published model and pushes
+//! every finished game to the queue. The model is checked every `model_check_games` games and
+//! swapped between batches (never inside one), a heartbeat thread keeps `{p}:worker:{id}` alive,
+//! and a lost Redis is waited for (conn's backoff) rather than fatal.
+//!
+//! Depends on `queue`, `payload`, `selfplay`, `net_eval`, `checkpoint`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use engine::net::Preset;
+use tch::Device;
+
+use super::DistError;
+use super::payload::{GamePayload, ModelPayload};
+use super::queue::Queue;
+use crate::checkpoint;
+use crate::net_eval::TchNet;
+use crate::selfplay::{self, SelfPlayConfig};
+
+#[derive(Clone, Debug)]
+pub struct SelfPlayWorkerOptions {
+    pub redis_url: String,
+    pub prefix: String,
+    pub worker_id: String,
+    pub selfplay: SelfPlayConfig,
+    /// Games per `selfplay::play` call (pushed as each call finishes).
+    pub batch_games: usize,
+    /// Look for a newer model after this many games.
+    pub model_check_games: usize,
+    /// Stop after this many games (None: run until stopped).
+    pub max_games: Option<u64>,
+    pub device: Device,
+    pub heartbeat_ttl: Duration,
+    /// How long to wait for the first published model.
+    pub wait_model: Duration,
+    pub give_up_after: Duration,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct WorkerSummary {
+    pub games: u64,
+    pub positions: u64,
+    pub model_swaps: u64,
+    pub last_model: u64,
+    pub reconnects: u64,
+    pub push_seconds: f64,
+    pub play_seconds: f64,
+}
+
+struct Loaded {
+    version: u64,
+    net: TchNet,
+}
+
+fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> {
+    let preset: Preset = m
+        .preset
+        .parse()
+        .map_err(|e| DistError::Other(format!("model v{}: preset: {e}", m.version)))?;
+    let net = TchNet::new(preset.config(), device, &format!("v{}", m.version), id);
+    net.with(|vs, _| checkpoint::restore(vs, &m.weights))
+        .map_err(|e| DistError::Other(format!("model v{}: {e}", m.version)))?;
+    Ok(Loaded {
+        version: m.version,
+        net,
+    })
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary, DistError> {
+    let mut q = Queue::open(&o.redis_url, &o.prefix)?;
+    q.redis.backoff.give_up_after = o.give_up_after;
+    let boot = q.boot(&o.worker_id)?;
+    let games_done = Arc::new(AtomicU64::new(0));
+    let model_now = Arc::new(AtomicU64::new(0));
+    let started = now_s();
+
+    // Heartbeats from their own connection, so a long batch never looks like a dead worker.
+    let hb_stop = Arc::new(AtomicBool::new(false));
+    let hb = {
+        let (url, prefix, id) = (o.redis_url.clone(), o.prefix.clone(), o.worker_id.clone());
+        let (games, model, stop_hb) = (games_done.clone(), model_now.clone(), hb_stop.clone());
+        let ttl = o.heartbeat_ttl;
+        let device = format!("{:?}", o.device);
+        std::thread::spawn(move || -> Result<(), DistError> {
+            let mut hq = Queue::open(&url, &prefix)?;
+            hq.redis.backoff.give_up_after = Duration::from_secs(5);
+            let period = (ttl / 3).max(Duration::from_millis(100));
+            while !stop_hb.load(Ordering::Relaxed) {
+                let fields = [
+                    ("role", "selfplay".to_string()),
+                    ("games", games.load(Ordering::Relaxed).to_string()),
+                    ("model", model.load(Ordering::Relaxed).to_string()),
+                    ("device", device.clone()),
+                    ("boot", boot.to_string()),
+                    ("started", started.to_string()),
+                    ("seen", now_s().to_string()),
+                ];
+                // A missed beat is not fatal: the next one (or the reconnect) catches up.
+                let _ = hq.heartbeat(&id, &fields, ttl.as_secs().max(1));
+                let t = Instant::now();
+                while t.elapsed() < period && !stop_hb.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            let _ = hq
+                .redis
+                .run::<i64>(redis::cmd("DEL").arg(hq.keys.worker(&id)));
+            Ok(())
+        })
+    };
+
+    let result = (|| {
+        let mut summary = WorkerSummary::default();
+        // Wait for the train worker's first model.
+        let t0 = Instant::now();
+        let mut current = loop {
+            if let Some(m) = q.fetch_latest_model()? {
+                break load(&m, o.device, 1)?;
+            }
+            if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
+                return Err(DistError::Other(format!(
+                    "no model published after {:.0} s",
+                    t0.elapsed().as_secs_f64()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        model_now.store(current.version, Ordering::Relaxed);
+        let mut since_check = 0usize;
+        let mut seq = 0u64;
+        while !stop.load(Ordering::Relaxed) && o.max_games.is_none_or(|m| summary.games < m) {
+            if since_check >= o.model_check_games.max(1) {
+                since_check = 0;
+                if q.latest_model_version()?
+                    .is_some_and(|v| v > current.version)
+                {
+                    match q.fetch_latest_model() {
+                        Ok(Some(m)) if m.version > current.version => {
+                            let id = 1 + summary.model_swaps;
+                            current = load(&m, o.device, id)?;
+                            summary.model_swaps += 1;
+                            model_now.store(current.version, Ordering::Relaxed);
+                        }
+                        Ok(_) => {}
+                        // A bad frame is counted by the queue; keep playing the current model.
+                        Err(DistError::Payload(e)) => {
+                            eprintln!("selfplay-worker {}: newer model refused: {e}", o.worker_id)
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            let n = o.batch_games.max(1).min(
+                o.max_games
+                    .map_or(usize::MAX, |m| (m - summary.games) as usize),
+            );
+            // Seeds differ by worker, boot and batch, so restarted workers do not replay games.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in o.worker_id.bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+            let sp = SelfPlayConfig {
+                seed: o.selfplay.seed ^ h ^ boot.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seq,
+                ..o.selfplay.clone()
+            };
+            let t = Instant::now();
+            let report = selfplay::play(&sp, &current.net, n, seq as usize, |_, _| {})
+                .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;
+            summary.play_seconds += t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for record in report.games {
+                let g = GamePayload {
+                    game_id: format!("{}:{boot}:{seq}", o.worker_id),
+                    worker_id: o.worker_id.clone(),
+                    model_version: current.version,
+                    record,
+                };
+                seq += 1;
+                summary.positions += g.record.positions() as u64;
+                q.push_game(&g)?;
+                summary.games += 1;
+                since_check += 1;
+                games_done.store(summary.games, Ordering::Relaxed);
+            }
+            summary.push_seconds += t.elapsed().as_secs_f64();
+        }
+        summary.last_model = current.version;
+        summary.reconnects = q.redis.reconnects;
+        Ok(summary)
+    })();
+    hb_stop.store(true, Ordering::Relaxed);
+    let _ = hb.join();
+    result
+}

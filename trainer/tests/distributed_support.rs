@@ -1,0 +1,159 @@
+//! Shared by the distributed_* tests (included with `#[path]`): a real `redis-server` in a temp
+//! folder (AOF on, every write fsynced) that can be killed and restarted on the same address,
+//! real self-play records from the tiny board, and a watchdog that keeps every test bounded.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use trainer::replay::GameRecord;
+use trainer::selfplay::{self, SelfPlayConfig, UniformNet};
+
+pub struct RedisServer {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    child: Option<Child>,
+    port: Option<u16>,
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local addr").port()
+}
+
+impl RedisServer {
+    /// Over a unix socket (restarts keep the address).
+    pub fn unix() -> RedisServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("redis+unix://{}", dir.path().join("redis.sock").display());
+        let mut r = RedisServer {
+            dir,
+            url,
+            child: None,
+            port: None,
+        };
+        r.start();
+        r
+    }
+
+    /// On a random loopback port.
+    pub fn tcp() -> RedisServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let mut r = RedisServer {
+            dir,
+            url: format!("redis://127.0.0.1:{port}/"),
+            child: None,
+            port: Some(port),
+        };
+        r.start();
+        r
+    }
+
+    pub fn start(&mut self) {
+        let d = self.dir.path();
+        let mut c = Command::new("redis-server");
+        c.arg("--dir")
+            .arg(d)
+            .args(["--appendonly", "yes", "--appendfsync", "always", "--save", ""])
+            .args(["--daemonize", "no", "--loglevel", "warning"]);
+        match self.port {
+            Some(p) => c.args(["--bind", "127.0.0.1", "--port", &p.to_string()]),
+            None => c
+                .args(["--port", "0", "--unixsocket"])
+                .arg(d.join("redis.sock"))
+                .args(["--unixsocketperm", "700"]),
+        };
+        let child = c
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("redis-server must be installed (apt-get install redis-server)");
+        self.child = Some(child);
+        let client = redis::Client::open(self.url.as_str()).expect("url");
+        let t = Instant::now();
+        loop {
+            if let Ok(mut con) = client.get_connection()
+                && redis::cmd("PING").query::<String>(&mut con).is_ok()
+            {
+                return;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn con(&self) -> redis::Connection {
+        redis::Client::open(self.url.as_str())
+            .expect("url")
+            .get_connection()
+            .expect("connect")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Aborts the whole test binary if a test runs past `secs` (a hang must fail, not stall CI).
+pub fn watchdog(secs: u64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(secs));
+        eprintln!("watchdog: test ran past {secs} s");
+        std::process::abort();
+    });
+}
+
+/// Real games on 7x7 from uniform-prior MCTS (fast, no network).
+pub fn games(n: usize, seed: u64) -> Vec<GameRecord> {
+    let cfg = SelfPlayConfig {
+        board_size: 7,
+        simulations: 8,
+        parallel_games: n.min(8),
+        seed,
+        ..SelfPlayConfig::default()
+    };
+    selfplay::play(&cfg, &UniformNet, n, 0, |_, _| {})
+        .expect("self-play")
+        .games
+}
+
+pub fn trainer_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_trainer"))
+}
+
+/// The settings flags every test run uses: tiny network, 7x7, few simulations, one thread.
+pub fn tiny_flags(dir: &Path) -> Vec<String> {
+    [
+        "--model-preset",
+        "tiny",
+        "--board-size",
+        "7",
+        "--mcts-simulations",
+        "8",
+        "--parallel-games",
+        "4",
+        "--batch-size",
+        "16",
+        "--threads",
+        "1",
+        "--device",
+        "cpu",
+        "--checkpoint-dir",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([dir.display().to_string()])
+    .collect()
+}

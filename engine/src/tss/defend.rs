@@ -6,7 +6,7 @@
 //! a budget that runs out leaves moves in the list rather than wrongly taking them out.
 
 use super::threat::legal_for;
-use super::verify::verify_shifted;
+use super::verify::{Check, verify_shifted};
 use super::{Limits, Proof, Solve, Stats, solve_with};
 use crate::game::{Board, Color, Pos};
 
@@ -22,7 +22,8 @@ pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut L
             continue;
         }
         b.place_unchecked(m, side);
-        let still_wins = !b.is_five_at(m) && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before);
+        let still_wins =
+            !b.is_five_at(m) && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock()) == Check::Verified;
         b.undo();
         if !still_wins {
             survivors.push(m);

@@ -133,6 +133,10 @@ impl Limits {
     pub(crate) fn stopped(&self) -> bool {
         self.stopped
     }
+    /// The deadline and stop flag, for the proof checker.
+    pub(crate) fn clock(&self) -> verify::Clock {
+        verify::Clock { deadline: self.deadline, stop: self.stop }
+    }
     /// Reads the clock and the stop flag now, whatever the node count: for loops whose single
     /// step is expensive (a strategy replay, a sub-search) and that tick too rarely to reach the
     /// every-256-nodes check.
@@ -429,9 +433,18 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
         return Solve::NoWin;
     }
     let line = principal_line(b, a, &strategy);
-    if !verify_strategy(b, a, &strategy) || !line_reaches_five(b, a, &line) {
-        stats.rejected += 1;
-        return Solve::Unknown;
+    match verify::verify_shifted(b, a, &strategy, 0, lim.clock()) {
+        // Out of time: nothing claimed, nothing rejected.
+        verify::Check::OutOfTime => return Solve::Unknown,
+        verify::Check::Refuted => {
+            stats.rejected += 1;
+            return Solve::Unknown;
+        }
+        verify::Check::Verified if !line_reaches_five(b, a, &line) => {
+            stats.rejected += 1;
+            return Solve::Unknown;
+        }
+        verify::Check::Verified => {}
     }
     // A VCT whose main line is all fours is reported as what it is.
     let kind = if kind == WinKind::Vct && is_all_fours(b, a, &line) {

@@ -9,6 +9,8 @@
 //! five-point must occupy it and one facing two cannot stop both.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use super::threat::{first_five_point, five_points, legal_for, winning_fours};
 use crate::game::{Board, Color, Pos, Rule};
@@ -19,6 +21,29 @@ pub type Strategy = BTreeMap<u64, Pos>;
 /// Upper bound on positions the checker visits, so a huge or bogus proof cannot hang it.
 const MAX_CHECKS: u64 = 4_000_000;
 
+/// When a check must give up: a deadline and a stop flag (the search's own), read every 1024
+/// positions. A check that gives up has verified nothing.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Clock {
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) stop: Option<&'static AtomicBool>,
+}
+
+impl Clock {
+    fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
+/// The outcome of a check under a clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    Verified,
+    Refuted,
+    /// The clock ran out first: neither verified nor refuted.
+    OutOfTime,
+}
+
 struct Checker<'s> {
     attacker: Color,
     strategy: &'s Strategy,
@@ -26,25 +51,33 @@ struct Checker<'s> {
     /// replayed after an extra stone (defence search: "does the same win still work?").
     key_xor: u64,
     visited: u64,
+    clock: Clock,
+    out_of_time: bool,
 }
 
 /// Is `strategy` a forced win for `attacker`, who moves next on `board` (whatever the stone
 /// counts say)? `board` is restored before returning.
 pub fn verify_strategy(board: &mut Board, attacker: Color, strategy: &Strategy) -> bool {
-    verify_shifted(board, attacker, strategy, 0)
+    verify_shifted(board, attacker, strategy, 0, Clock::default()) == Check::Verified
 }
 
-pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64) -> bool {
+pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock) -> Check {
     if board.is_full() {
-        return false;
+        return Check::Refuted;
     }
     let mut c = Checker {
         attacker,
         strategy,
         key_xor,
         visited: 0,
+        clock,
+        out_of_time: false,
     };
-    c.attacker_to_move(board, 0) == Some(true)
+    match c.attacker_to_move(board, 0) {
+        Some(true) => Check::Verified,
+        _ if c.out_of_time => Check::OutOfTime,
+        _ => Check::Refuted,
+    }
 }
 
 impl Checker<'_> {
@@ -52,6 +85,12 @@ impl Checker<'_> {
     fn attacker_to_move(&mut self, b: &mut Board, depth: usize) -> Option<bool> {
         self.visited += 1;
         if self.visited > MAX_CHECKS || depth > 400 {
+            return None;
+        }
+        if self.visited % 1024 == 0 && self.clock.expired() {
+            self.out_of_time = true;
+        }
+        if self.out_of_time {
             return None;
         }
         let a = self.attacker;

@@ -92,7 +92,9 @@ fn tls_through_rediss() {
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
     let ok = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
         .args(["-subj", "/CN=127.0.0.1", "-keyout"])
         .arg(&key)
         .arg("-out")

@@ -76,7 +76,10 @@ fn malformed_payloads_are_refused_by_kind() {
     assert_eq!(kind(&bytes), "invalid");
     let mut outcome = game("w:1:2");
     outcome.record.outcome = 5;
-    assert!(payload::encode_game(&outcome).is_err(), "encoder checks too");
+    assert!(
+        payload::encode_game(&outcome).is_err(),
+        "encoder checks too"
+    );
     let mut no_id = game("");
     no_id.game_id.clear();
     let bytes = store::encode(GAME_MAGIC, GAME_VERSION, &no_id).unwrap();

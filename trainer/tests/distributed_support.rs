@@ -56,7 +56,14 @@ impl RedisServer {
         let mut c = Command::new("redis-server");
         c.arg("--dir")
             .arg(d)
-            .args(["--appendonly", "yes", "--appendfsync", "always", "--save", ""])
+            .args([
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ])
             .args(["--daemonize", "no", "--loglevel", "warning"]);
         match self.port {
             Some(p) => c.args(["--bind", "127.0.0.1", "--port", &p.to_string()]),
@@ -79,7 +86,10 @@ impl RedisServer {
             {
                 return;
             }
-            assert!(t.elapsed() < Duration::from_secs(10), "redis-server did not start");
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "redis-server did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -135,15 +145,21 @@ pub fn trainer_bin() -> PathBuf {
 
 /// The settings flags every test run uses: tiny network, 7x7, few simulations, one thread.
 pub fn tiny_flags(dir: &Path) -> Vec<String> {
+    flags(dir, 8, 4)
+}
+
+/// `tiny_flags` with other simulations / games-at-once.
+pub fn flags(dir: &Path, sims: u32, parallel_games: usize) -> Vec<String> {
+    let (sims, parallel) = (sims.to_string(), parallel_games.to_string());
     [
         "--model-preset",
         "tiny",
         "--board-size",
         "7",
         "--mcts-simulations",
-        "8",
+        &sims,
         "--parallel-games",
-        "4",
+        &parallel,
         "--batch-size",
         "16",
         "--threads",

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use redis::cmd;
 
 use super::DistError;
-use super::queue::{GROUP, Queue};
+use super::queue::Queue;
 
 #[derive(Clone, Debug, Default)]
 pub struct WorkerInfo {
@@ -42,20 +42,7 @@ pub fn snapshot(q: &mut Queue) -> Result<Snapshot, DistError> {
         queue_depth: q.redis.run(cmd("XLEN").arg(q.keys.games()))?,
         ..Snapshot::default()
     };
-    // XPENDING summary: [count, min, max, consumers]; NOGROUP before any train worker started.
-    match q
-        .redis
-        .run::<redis::Value>(cmd("XPENDING").arg(q.keys.games()).arg(GROUP))
-    {
-        Ok(redis::Value::Array(v)) => {
-            if let Some(redis::Value::Int(n)) = v.first() {
-                s.pending = *n as u64;
-            }
-        }
-        Ok(_) => {}
-        Err(DistError::Redis(e)) if e.code() == Some("NOGROUP") => {}
-        Err(e) => return Err(e),
-    }
+    s.pending = q.pending_count()?;
     s.models = q.model_versions()?;
     s.latest = q.latest_model_version()?;
     s.stats = q.stats()?;

@@ -255,6 +255,22 @@ impl Queue {
         }
     }
 
+    /// Entries delivered to some consumer and not yet acknowledged (XPENDING summary).
+    pub fn pending_count(&mut self) -> Result<u64, DistError> {
+        match self
+            .redis
+            .run::<Value>(cmd("XPENDING").arg(self.keys.games()).arg(GROUP))
+        {
+            Ok(Value::Array(v)) => Ok(match v.first() {
+                Some(Value::Int(n)) => *n as u64,
+                _ => 0,
+            }),
+            Ok(_) => Ok(0),
+            Err(DistError::Redis(e)) if e.code() == Some("NOGROUP") => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Acknowledges and deletes entries (only after their games are durable).
     pub fn ack(&mut self, ids: &[String]) -> Result<(), DistError> {
         if ids.is_empty() {

@@ -358,6 +358,11 @@ pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, Di
             let e = q.read(&o.consumer, "0", o.read_count, 0)?;
             if e.is_empty() {
                 own_pending_done = true;
+            } else {
+                eprintln!(
+                    "train-worker: {} entries pending from before, re-reading",
+                    e.len()
+                );
             }
             e
         } else if last_claim.elapsed() >= o.claim_idle / 2 {
@@ -367,6 +372,7 @@ pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, Di
             if e.is_empty() {
                 q.read(&o.consumer, ">", o.read_count, o.block_ms)?
             } else {
+                eprintln!("train-worker: reclaimed {} idle entries", e.len());
                 e
             }
         } else {
@@ -380,7 +386,13 @@ pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, Di
             && claimed_once
             && (owed < 1.0 || t.replay.len() < o.min_positions)
         {
-            break;
+            // Drained means nobody holds unacknowledged entries either (a dead consumer's are
+            // reclaimed once they have been idle for claim_idle).
+            if q.pending_count()? == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
         }
         let ti = Instant::now();
         let new_positions = ingest(&mut q, &mut t, &mut ledger, &entries, &mut summary)?;

@@ -256,7 +256,9 @@ impl Trainer<'_> {
 
 pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, DistError> {
     let other = |e: String| DistError::Other(e);
-    std::fs::create_dir_all(&o.dir).map_err(|e| other(format!("{}: {e}", o.dir.display())))?;
+    let ingest_dir = o.dir.join("ingest");
+    std::fs::create_dir_all(&ingest_dir)
+        .map_err(|e| other(format!("{}: {e}", ingest_dir.display())))?;
     let mut q = Queue::open(&o.redis_url, &o.prefix)?;
     q.redis.backoff.give_up_after = o.give_up_after;
     q.ensure_group()?;
@@ -414,7 +416,7 @@ pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, Di
                 t.publish(&mut q, &mut summary)?;
             }
             // Keep ingesting while training a long backlog (one step at a time is enough).
-            if owed >= 1.0 && t.step % 16 == 0 {
+            if owed >= 1.0 && t.step.is_multiple_of(16) {
                 break;
             }
         }

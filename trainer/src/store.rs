@@ -3,12 +3,10 @@
 //! in the same folder, fsynced, renamed over the target, then the folder fsynced, so a reader sees
 //! the old file or the new one, never half of one. Used by the replay chunks and the checkpoints.
 //!
-//! Depends on serde/bincode/crc32fast only.
+//! Depends on serde/bincode/crc32fast, and on the engine's atomic file write.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use serde::{Serialize, de::DeserializeOwned};
 
@@ -155,36 +153,5 @@ pub fn read<T: DeserializeOwned>(
     })
 }
 
-/// tmp file in the same folder + fsync + rename + fsync of the folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir: PathBuf = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&dir)?;
-    let file_name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = fs::File::open(&dir) {
-            let _ = d.sync_all(); // not every filesystem can fsync a folder; the rename stands
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
+/// The engine's atomic file write (one implementation for models, checkpoints and replay chunks).
+pub use engine::net::write_atomic;

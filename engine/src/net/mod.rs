@@ -12,7 +12,7 @@ mod writer;
 
 pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
-pub use writer::{model_proto, onnx_bytes, write_model_file};
+pub use writer::{model_proto, onnx_bytes, write_atomic, write_model_file};
 
 use std::fmt;
 use std::str::FromStr;

@@ -268,7 +268,10 @@ pub fn write_model_file(
     })
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to `path` so a reader sees the old file or the new one, never a torn one: a
+/// temporary file in the same folder, fsync, rename, fsync of the folder. Checkpoints, replay
+/// chunks and models all go through here.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

@@ -206,20 +206,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
 
     let mut metrics = Metrics::open(&dir.join("metrics.jsonl")).context("opening metrics.jsonl")?;
     let player = TchNet::new(config, device, "current", 2);
-    let sp_base = SelfPlayConfig {
-        board_size: s.board_size,
-        rule,
-        simulations: s.mcts_simulations,
-        batch_size_mcts: s.batch_size_mcts,
-        parallel_games: s.parallel_games,
-        parallel_workers: s.parallel_workers,
-        difficulty: s.difficulty,
-        dirichlet_alpha: s.dirichlet_alpha,
-        temperature_moves: s.temperature_moves,
-        resign_threshold: s.resign_threshold,
-        no_resign_fraction: s.no_resign_fraction,
-        ..SelfPlayConfig::default()
-    };
+    let sp_base = SelfPlayConfig::from_settings(s, rule);
 
     for epoch in start_epoch + 1..=s.epochs {
         // ---- self-play ----

@@ -92,6 +92,27 @@ pub struct SelfPlayConfig {
     pub seed: u64,
 }
 
+impl SelfPlayConfig {
+    /// The self-play settings of a training run (single-machine or distributed worker).
+    pub fn from_settings(s: &crate::config::Settings, rule: Rule) -> SelfPlayConfig {
+        SelfPlayConfig {
+            board_size: s.board_size,
+            rule,
+            simulations: s.mcts_simulations,
+            batch_size_mcts: s.batch_size_mcts,
+            parallel_games: s.parallel_games,
+            parallel_workers: s.parallel_workers,
+            difficulty: s.difficulty,
+            dirichlet_alpha: s.dirichlet_alpha,
+            temperature_moves: s.temperature_moves,
+            resign_threshold: s.resign_threshold,
+            no_resign_fraction: s.no_resign_fraction,
+            seed: s.seed,
+            ..SelfPlayConfig::default()
+        }
+    }
+}
+
 impl Default for SelfPlayConfig {
     fn default() -> Self {
         SelfPlayConfig {

@@ -29,6 +29,22 @@ fn model_bytes(seed: u64, step: u64) -> Vec<u8> {
     onnx_bytes(&w, &ModelMeta::for_config(&w.config, step)).unwrap()
 }
 
+/// A well-formed model whose value head outputs NaN: the writer refuses non-finite weights, so a
+/// sentinel bias is written and its bytes patched afterwards.
+fn nan_model_bytes() -> Vec<u8> {
+    let mut w = NetWeights::random(Preset::Tiny.config(), 9).unwrap();
+    let sentinel = 1234.5677f32;
+    w.value_fc2.bias[0] = sentinel;
+    let mut bytes = onnx_bytes(&w, &ModelMeta::for_config(&w.config, 500)).unwrap();
+    let needle = sentinel.to_le_bytes();
+    let at = bytes
+        .windows(4)
+        .position(|win| win == needle)
+        .expect("sentinel bias in the file");
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    bytes
+}
+
 /// Writes `bytes` to `path` with an mtime `age_s` seconds in the past (so "newest" is explicit,
 /// whatever the file system's timestamp resolution).
 fn write(path: &Path, bytes: &[u8], age_s: u64) {
@@ -99,6 +115,7 @@ fn directory_newest_valid_model_wins_and_bad_files_are_refused() {
         ("c_garbage.onnx", b"this is not a model".repeat(50)),
         ("d_truncated.onnx", good[..good.len() / 2].to_vec()),
         ("e_version.onnx", onnx_bytes(&w, &wrong_version).unwrap()),
+        ("f_nan.onnx", nan_model_bytes()),
     ];
     for (i, (name, bytes)) in cases.iter().enumerate() {
         write(&dir.path().join(name), bytes, 10 - i as u64);

@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use arc_swap::ArcSwap;
 
 use super::Evaluator;
+use crate::game::{Board, Pos, Rule};
 use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 
 /// Loads a model file into an evaluator, or says why not.
@@ -26,13 +27,32 @@ pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send
 /// Receives the slot's messages (loaded, refused, ...); the brain prints them as `MESSAGE`.
 pub type MessageSink = Arc<dyn Fn(String) + Send + Sync>;
 
-/// The ONNX loader the engine uses.
+/// The ONNX loader the engine uses: the file must load, pass the network contract, and answer
+/// one probe position with finite outputs (a model with NaN weights is refused here, before it
+/// can replace a working one).
 pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
     Arc::new(move |path: &Path| {
-        OnnxEvaluator::load(path, config)
-            .map(|e| Arc::new(e) as Arc<dyn Evaluator>)
-            .map_err(|e| e.to_string())
+        let ev = OnnxEvaluator::load(path, config).map_err(|e| e.to_string())?;
+        probe(&ev)?;
+        Ok(Arc::new(ev) as Arc<dyn Evaluator>)
     })
+}
+
+/// One forward pass on a small opening inside the model's supported board range.
+fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
+    let side = 15.clamp(ev.meta().min_board, ev.meta().max_board);
+    let mut board = Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
+    let centre = Pos::new(side / 2, side / 2);
+    board.play(centre).map_err(|e| format!("probe board: {e}"))?;
+    let mut out = Vec::new();
+    ev.evaluate(&[&board], &mut out);
+    if let Some(e) = ev.take_error() {
+        return Err(format!("probe forward failed: {e}"));
+    }
+    match out.first() {
+        Some(e) if e.value.is_finite() && e.policy.iter().all(|p| p.is_finite()) => Ok(()),
+        _ => Err("probe forward gave no finite evaluation".into()),
+    }
 }
 
 /// What is live now.

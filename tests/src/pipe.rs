@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 pub struct Brain {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    lines: Receiver<(String, Instant)>,
     pub messages: Vec<String>,
+    /// When each of `messages` left the brain's stdout (read by the pipe thread), for latency figures.
+    pub message_times: Vec<Instant>,
 }
 
 impl Brain {
@@ -28,13 +30,18 @@ impl Brain {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send((line, Instant::now())).is_err() {
                     break;
                 }
             }
         });
         let stdin = child.stdin.take();
-        Brain { child, stdin, lines: rx, messages: Vec::new() }
+        Brain { child, stdin, lines: rx, messages: Vec::new(), message_times: Vec::new() }
+    }
+
+    /// The brain's process id (to read its memory figures from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends raw bytes (no line ending added).
@@ -54,10 +61,11 @@ impl Brain {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) => {
+                Ok((line, at)) => {
                     let upper = line.to_ascii_uppercase();
                     if upper.starts_with("MESSAGE") || upper.starts_with("DEBUG") {
                         self.messages.push(line);
+                        self.message_times.push(at);
                         continue;
                     }
                     return Some(line.trim().to_string());

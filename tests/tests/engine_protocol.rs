@@ -275,3 +275,20 @@ fn time_limits_are_honoured_under_a_match_clock() {
     // 900 ms left in the match: a third at most, minus margins.
     assert!(t.elapsed() < Duration::from_millis(450), "took {:?} with 900 ms left", t.elapsed());
 }
+
+#[test]
+fn yxnbest_answers_without_playing_the_move() {
+    // An analysis request: the engine names its best move but the position stays as it was, so
+    // the opponent may then play on that very point.
+    let mut b = started(15, 0);
+    b.send("YXBOARD");
+    b.send("7,7,2");
+    b.send("DONE");
+    b.send("YXNBEST 1");
+    let (x, y) = expect_move(&mut b);
+    b.send(&format!("TURN {x},{y}"));
+    let r = b.reply(QUICK);
+    let (x2, y2) = parse_move(&r).unwrap_or_else(|| panic!("TURN on the analysed point must be legal, got {r:?}"));
+    assert_ne!((x2, y2), (x, y));
+    assert_ne!((x2, y2), (7, 7));
+}

@@ -128,6 +128,21 @@ impl Brain {
         }
     }
 
+    /// `YXNBEST`: an analysis request. Thinks and answers like a turn, but the position is left
+    /// as it was (the manager has not asked the engine to move).
+    fn analyse_and_reply(&mut self) {
+        let before = self.engine.board().map(|b| b.move_count());
+        self.think_and_reply();
+        let after = self.engine.board().map(|b| b.move_count());
+        if let (Some(before), Some(after)) = (before, after) {
+            if after == before + 1 {
+                if let Some(last) = self.engine.board().and_then(|b| b.last_move()) {
+                    let _ = self.engine.takeback(last.x() as i64, last.y() as i64);
+                }
+            }
+        }
+    }
+
     fn info(&mut self, info: Info) {
         let limits = &mut self.engine.limits;
         match info {
@@ -200,7 +215,7 @@ impl Brain {
                 let points = self.engine.forbidden_points().into_iter().map(coord).collect();
                 self.out.send(&BrainLine::Forbid(points));
             }
-            Command::YxNBest(_) => self.think_and_reply(),
+            Command::YxNBest(_) => self.analyse_and_reply(),
             Command::YxHashClear | Command::Stop => {}
         }
         true

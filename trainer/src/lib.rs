@@ -4,7 +4,7 @@
 //!
 //! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
 //! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `selfplay`,
-//! `net_eval` (tch evaluator), `elo`, `arena` (evaluation matches), `config`, `metrics`, `run`.
+//! `net_eval` (tch evaluator), `elo`, `arena` (evaluation matches), `config`, `metrics`, `plot` (training.png), `run`.
 //! Only `run` and `main` print. The engine never depends on this crate.
 
 pub mod arena;
@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod model;
 pub mod net_eval;
 pub mod optim;
+pub mod plot;
 pub mod replay;
 pub mod rng;
 pub mod run;

@@ -6,18 +6,26 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test bench fuzz clean train-fast train train-production
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production
 
 all: build
 
 ## build: release binaries (pbrain-fivezero, fivezero-tools, trainer) under target/release
 build: third_party/.runtime-ok third_party/.libtorch-ok
 	$(CARGO) build --release --workspace --bins
+	@$(MAKE) -s ship-runtime
+
+## ship-runtime: ONNX Runtime next to the binaries, so target/release can be copied to a Gomocup
+## manager's folder as it is (the engine looks next to its executable first)
+ship-runtime:
+	@cp -f third_party/onnxruntime/libonnxruntime.so.* $(RELEASE_DIR)/ && \
+	  ln -sf $$(basename third_party/onnxruntime/libonnxruntime.so.*) $(RELEASE_DIR)/libonnxruntime.so
 
 ## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout.
 ## Builds only the engine (no libtorch needed); the ONNX Runtime is fetched for --model use.
 run: third_party/.runtime-ok
 	@$(CARGO) build --release -q -p engine --bin pbrain-fivezero
+	@$(MAKE) -s ship-runtime
 	@$(ENGINE)
 
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries)
@@ -35,11 +43,11 @@ fuzz:
 
 ## third_party/.runtime-ok: ONNX Runtime (libonnxruntime.so) and the Python checker venv, from PyPI
 third_party/.runtime-ok: scripts/fetch-runtime.sh
-	./scripts/fetch-runtime.sh && touch $@
+	@./scripts/fetch-runtime.sh >&2 && touch $@
 
 ## third_party/.libtorch-ok: libtorch 2.13.0 (CPU layout) for the trainer, from PyPI wheels
 third_party/.libtorch-ok: scripts/fetch-libtorch.sh
-	./scripts/fetch-libtorch.sh && touch $@
+	@./scripts/fetch-libtorch.sh >&2 && touch $@
 
 ## train-fast / train / train-production: the trainer with a profile of trainer/presets.toml
 ## (extra flags: make train ARGS="--device cuda --epochs 3")

@@ -45,6 +45,50 @@ fn bench_uniform(c: &mut Criterion) {
     g.finish();
 }
 
+/// Thread CPU time: the tree figure stays comparable while other work shares the cores.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer for the duration of the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// `MCTS_TREE_CPU=1`: only the uniform tree speed, in visits per second of this thread's CPU
+/// time and of wall time, for before/after comparisons on a busy machine.
+fn tree_cpu() {
+    let rounds: u32 = std::env::var("MCTS_TREE_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    for (rule, stones) in [(Rule::Freestyle, 30), (Rule::Renju, 30)] {
+        let board = position(rule, stones);
+        let cfg = MctsConfig {
+            threads: 1,
+            batch_size: 1,
+            reuse_tree: false,
+            ..Default::default()
+        };
+        let mut s = Search::new(cfg, Arc::new(UniformEvaluator));
+        s.set_position(&board);
+        black_box(s.run(&SearchLimits::visits(VISITS)));
+        let (cpu0, wall0) = (thread_cpu(), Instant::now());
+        for _ in 0..rounds {
+            s.set_position(&board);
+            black_box(s.run(&SearchLimits::visits(VISITS)));
+        }
+        let (cpu, wall) = (thread_cpu() - cpu0, wall0.elapsed());
+        let visits = (VISITS * rounds as u64) as f64;
+        println!(
+            "tree {rule} {stones} stones: {:>9.0} visits/cpu-s {:>9.0} visits/wall-s",
+            visits / cpu.as_secs_f64(),
+            visits / wall.as_secs_f64()
+        );
+    }
+}
+
 fn onnx_figures() {
     if let Err(e) = OnnxRuntime::init() {
         eprintln!("onnx figures skipped: {e}");
@@ -140,6 +184,10 @@ criterion_group! {
 }
 
 fn main() {
+    if std::env::var_os("MCTS_TREE_CPU").is_some() {
+        tree_cpu();
+        return;
+    }
     benches();
     onnx_figures();
     Criterion::default().configure_from_args().final_summary();

@@ -12,7 +12,7 @@ pub mod cache;
 pub mod onnx_evaluator;
 pub mod slot;
 
-use crate::game::Board;
+use crate::game::{Board, MAX_SIZE};
 
 /// One evaluated position.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -67,13 +67,12 @@ impl Evaluator for UniformEvaluator {
     fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
         out.resize_with(boards.len(), Evaluation::default);
         for (board, e) in boards.iter().zip(out.iter_mut()) {
-            e.policy.clear();
+            // `legal_mask` writes every point: no zeroing first.
             e.policy.resize(board.width() * board.height(), 0.0);
-            let legal = board.legal_moves();
-            let share = 1.0 / legal.len().max(1) as f32;
-            for p in legal {
-                e.policy[board.dense_index(p)] = share;
-            }
+            // One legality pass marks the points; the share is known only after it.
+            let n = board.legal_mask(&mut e.policy);
+            let share = 1.0 / n.max(1) as f32;
+            e.policy.iter_mut().for_each(|v| *v *= share);
             e.value = 0.0;
         }
     }
@@ -81,22 +80,136 @@ impl Evaluator for UniformEvaluator {
 
 /// Softmax of `logits` over the legal points of `board`, written into `policy` (zero elsewhere).
 pub fn masked_softmax(board: &Board, logits: &[f32], policy: &mut [f32]) {
+    let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
+    let mut n = 0;
+    board.for_each_legal(|_, i| {
+        legal[n] = i as u16;
+        n += 1;
+    });
+    softmax_over(&legal[..n], logits, policy);
+}
+
+/// `masked_softmax` with the legal points read from the position's encoded input planes (empty
+/// and not forbidden to the side to move), so an evaluator that has just encoded the board does
+/// not run the forbidden checks a second time.
+///
+/// # Panics
+/// If `planes` is shorter than three planes of `policy.len()` points (a caller bug).
+pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32]) {
+    let area = policy.len();
+    let (own, rest) = planes.split_at(area);
+    let (opp, rest) = rest.split_at(area);
+    let forbidden = &rest[..area];
+    let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
+    let mut n = 0;
+    for i in 0..area.min(legal.len()) {
+        if own[i] == 0.0 && opp[i] == 0.0 && forbidden[i] == 0.0 {
+            legal[n] = i as u16;
+            n += 1;
+        }
+    }
+    softmax_over(&legal[..n], logits, policy);
+}
+
+fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
     policy.iter_mut().for_each(|v| *v = 0.0);
-    let legal = board.legal_moves();
-    let max = legal.iter().map(|&p| logits[board.dense_index(p)]).fold(f32::NEG_INFINITY, f32::max);
+    let max = legal
+        .iter()
+        .map(|&i| logits[i as usize])
+        .fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0;
-    for &p in &legal {
-        let i = board.dense_index(p);
-        let v = (logits[i] - max).exp();
-        policy[i] = v;
+    for &i in legal {
+        let v = (logits[i as usize] - max).exp();
+        policy[i as usize] = v;
         sum += v;
     }
     if sum > 0.0 && sum.is_finite() {
         policy.iter_mut().for_each(|v| *v /= sum);
     } else {
         let share = 1.0 / legal.len().max(1) as f32;
-        for &p in &legal {
-            policy[board.dense_index(p)] = share;
+        for &i in legal {
+            policy[i as usize] = share;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Color, Pos, Rule};
+
+    /// Renju, black to move, with a double-three point at (7,7) and stones around it.
+    fn renju_double_three() -> Board {
+        let mut b = Board::new(15, 15, Rule::Renju).unwrap();
+        for (x, y) in [(7, 5), (7, 6), (5, 7), (6, 7)] {
+            b.place(Pos::new(x, y), Color::Black).unwrap();
+        }
+        for (x, y) in [(0, 0), (14, 0), (0, 14), (14, 14)] {
+            b.place(Pos::new(x, y), Color::White).unwrap();
+        }
+        assert_eq!(b.side_to_move(), Color::Black);
+        assert!(b.is_forbidden(Pos::new(7, 7)), "fixture must have a forbidden point");
+        b
+    }
+
+    fn boards() -> Vec<Board> {
+        let mut out = vec![renju_double_three()];
+        for rule in [Rule::Freestyle, Rule::Renju, Rule::Caro] {
+            let mut b = Board::new(9, 7, rule).unwrap();
+            for i in 0..20 {
+                let legal = b.legal_moves();
+                let _ = b.play(legal[(i * 7 + 3) % legal.len()]);
+                out.push(b.clone());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_pass_legality_agrees_with_is_legal() {
+        for mut b in boards() {
+            let slow: Vec<Pos> = b.points().filter(|&p| b.is_legal(p)).collect();
+            assert_eq!(b.legal_moves(), slow);
+            let mut mask = vec![0.5; b.width() * b.height()];
+            assert_eq!(b.legal_mask(&mut mask), slow.len());
+            for p in b.points() {
+                let want = if b.is_legal(p) { 1.0 } else { 0.0 };
+                assert_eq!(mask[b.dense_index(p)], want);
+                let before = (b.hash(), b.move_count());
+                assert_eq!(b.is_forbidden_mut(p), b.is_forbidden(p));
+                assert_eq!((b.hash(), b.move_count()), before);
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_policy_covers_exactly_the_legal_moves() {
+        for b in boards() {
+            let mut out = Vec::new();
+            UniformEvaluator.evaluate(&[&b], &mut out);
+            let legal = b.legal_moves();
+            let share = 1.0 / legal.len() as f32;
+            for p in b.points() {
+                let want = if legal.contains(&p) { share } else { 0.0 };
+                assert_eq!(out[0].policy[b.dense_index(p)], want);
+            }
+        }
+    }
+
+    #[test]
+    fn softmax_from_planes_matches_softmax_from_board() {
+        for b in boards() {
+            let area = b.width() * b.height();
+            let mut planes = vec![0.0; features::input_len(&b)];
+            features::encode(&b, &mut planes);
+            let logits: Vec<f32> = (0..area).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
+            let (mut a, mut c) = (vec![0.0; area], vec![0.0; area]);
+            masked_softmax(&b, &logits, &mut a);
+            masked_softmax_planes(&planes, &logits, &mut c);
+            assert_eq!(a, c);
+            for p in b.points() {
+                assert_eq!(a[b.dense_index(p)] > 0.0, b.is_legal(p), "{p:?}");
+            }
         }
     }
 }

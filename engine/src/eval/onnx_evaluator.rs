@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::onnx::{Device, OnnxError, OnnxModel};
-use super::{Evaluation, Evaluator, features, masked_softmax, prepare};
+use super::{Evaluation, Evaluator, features, masked_softmax, masked_softmax_planes, prepare};
 use crate::game::Board;
 use crate::net::ModelMeta;
 
@@ -160,8 +160,13 @@ impl OnnxEvaluator {
         }
         match self.with_session(|m| m.run(planes, boards.len(), h, w)) {
             Ok((logits, values)) => {
-                for (i, (b, e)) in boards.iter().zip(out.iter_mut()).enumerate() {
-                    masked_softmax(b, &logits[i * h * w..(i + 1) * h * w], &mut e.policy);
+                for (i, (_, e)) in boards.iter().zip(out.iter_mut()).enumerate() {
+                    // The legal mask comes from the planes just encoded: no second forbidden pass.
+                    masked_softmax_planes(
+                        &planes[i * per..(i + 1) * per],
+                        &logits[i * h * w..(i + 1) * h * w],
+                        &mut e.policy,
+                    );
                     e.value = values[i].clamp(-1.0, 1.0);
                 }
             }

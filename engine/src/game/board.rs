@@ -7,7 +7,7 @@
 //! both colours from the precomputed tables.
 
 use super::forbidden;
-use super::pattern::{self, CellThreats, FiveRule, Pattern, PatternTable};
+use super::pattern::{self, CellThreats, FiveRule, PairTable, Pattern};
 use super::pos::{CELLS, Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, PAD, Pos, Rule, STRIDE};
 use super::zobrist::ZOBRIST;
 
@@ -63,9 +63,13 @@ pub struct Board {
     keys: Box<[[u32; 4]; CELLS]>,
     patterns: Box<[[[Pattern; 4]; 2]; CELLS]>,
     history: Vec<(Pos, Color)>,
+    /// Per stone placed, the 40 line neighbours' patterns from before it (in update order):
+    /// taking the stone back restores them instead of looking them up again.
+    saved: Vec<[[Pattern; 2]; NEIGHBOURS]>,
     stones: [usize; 2],
     hash: u64,
-    tables: [&'static PatternTable; 2],
+    /// `[black, white]` patterns by key (see `pattern::pair_table`).
+    pairs: &'static PairTable,
 }
 
 impl std::fmt::Debug for Board {
@@ -109,9 +113,10 @@ impl Board {
             keys: Box::new([[0; 4]; CELLS]),
             patterns: Box::new([[[Pattern::Dead; 4]; 2]; CELLS]),
             history: Vec::with_capacity(width * height),
+            saved: Vec::new(),
             stones: [0, 0],
             hash: 0,
-            tables: [pattern::table(five_rules[0]), pattern::table(five_rules[1])],
+            pairs: pattern::pair_table(five_rules[0], five_rules[1]),
         };
         for y in 0..height {
             for x in 0..width {
@@ -138,6 +143,14 @@ impl Board {
     pub fn warm_up() {
         for rule in [FiveRule::AtLeast, FiveRule::Exact, FiveRule::Caro] {
             pattern::table(rule);
+        }
+        for (black, white) in [
+            (FiveRule::AtLeast, FiveRule::AtLeast),
+            (FiveRule::Exact, FiveRule::Exact),
+            (FiveRule::Exact, FiveRule::AtLeast),
+            (FiveRule::Caro, FiveRule::Caro),
+        ] {
+            pattern::pair_table(black, white);
         }
     }
 
@@ -255,8 +268,16 @@ impl Board {
     }
 
     /// Is the empty point `p` forbidden for black (renju only)?
+    #[inline]
     pub fn is_forbidden(&self, p: Pos) -> bool {
         self.rule == Rule::Renju && self.is_empty(p) && forbidden::is_forbidden(self, p)
+    }
+
+    /// `is_forbidden` for callers holding the board mutably: the double-three check plays and
+    /// takes back stones here instead of on a copy. The board is unchanged afterwards.
+    #[inline]
+    pub fn is_forbidden_mut(&mut self, p: Pos) -> bool {
+        self.rule == Rule::Renju && self.is_empty(p) && forbidden::is_forbidden_mut(self, p)
     }
 
     /// Can the side to move play `p`?
@@ -267,7 +288,53 @@ impl Board {
     }
 
     pub fn legal_moves(&self) -> Vec<Pos> {
-        self.points().filter(|&p| self.is_legal(p)).collect()
+        let mut out = Vec::with_capacity(self.width * self.height - self.history.len().min(self.width * self.height));
+        self.legal_moves_into(&mut out);
+        out
+    }
+
+    /// The legal moves in board order, written into `out` (cleared first): one pass over the
+    /// rows, the forbidden check only for black under renju.
+    pub fn legal_moves_into(&self, out: &mut Vec<Pos>) {
+        out.clear();
+        self.for_each_legal(|p, _| out.push(p));
+    }
+
+    /// Writes 1.0 on every legal move of the side to move and 0.0 elsewhere into `mask`
+    /// (row-major, `width * height` long) and returns how many there are. Without forbidden
+    /// points to check it has no branch per point.
+    pub fn legal_mask(&self, mask: &mut [f32]) -> usize {
+        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        let mut n = 0;
+        for (y, row) in mask.chunks_exact_mut(self.width).take(self.height).enumerate() {
+            let start = Pos::new(0, y).index();
+            let cells = &self.cells[start..start + self.width];
+            for (x, (m, &c)) in row.iter_mut().zip(cells).enumerate() {
+                let legal = c == Cell::Empty
+                    && !(forbid && forbidden::is_forbidden(self, Pos::new(x, y)));
+                *m = if legal { 1.0 } else { 0.0 };
+                n += legal as usize;
+            }
+        }
+        n
+    }
+
+    /// Calls `f(point, dense index)` for every legal move of the side to move, in board order.
+    #[inline]
+    pub fn for_each_legal(&self, mut f: impl FnMut(Pos, usize)) {
+        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        let mut i = 0;
+        for y in 0..self.height {
+            let row = Pos::new(0, y);
+            for x in 0..self.width {
+                let p = row.offset(x as isize);
+                if self.cells[p.index()] == Cell::Empty && !(forbid && forbidden::is_forbidden(self, p))
+                {
+                    f(p, i);
+                }
+                i += 1;
+            }
+        }
     }
 
     /// Plays `p` for the side to move.
@@ -317,7 +384,7 @@ impl Board {
         self.hash ^= ZOBRIST[c.index()][p.index()];
         self.stones[c.index()] += 1;
         self.history.push((p, c));
-        self.update_neighbours(p, Cell::stone(c) as u32);
+        self.place_neighbours(p, Cell::stone(c) as u32);
     }
 
     /// Plays `p` for the side to move without checks (search code that already knows it is legal).
@@ -333,8 +400,9 @@ impl Board {
         self.cells[p.index()] = Cell::Empty;
         self.hash ^= ZOBRIST[c.index()][p.index()];
         self.stones[c.index()] -= 1;
-        self.update_neighbours(p, Cell::Empty as u32);
-        self.refresh_patterns(p);
+        // The point's own patterns were not touched while it was occupied (only empty points'
+        // are), and later stones are gone (last in, first out): they are current already.
+        self.restore_neighbours(p);
         Some(p)
     }
 
@@ -357,10 +425,12 @@ impl Board {
         Ok(())
     }
 
-    /// Writes `code` (a `Cell` value) into the keys of the 40 line neighbours of `p` and refreshes
-    /// their patterns.
+    /// Writes `code` (a stone) into the keys of the 40 line neighbours of `p`, refreshes the
+    /// patterns of the empty ones, and saves the patterns they had for `restore_neighbours`.
     #[inline]
-    fn update_neighbours(&mut self, p: Pos, code: u32) {
+    fn place_neighbours(&mut self, p: Pos, code: u32) {
+        let mut saved = [[Pattern::Dead; 2]; NEIGHBOURS];
+        let mut n = 0;
         for (d, &step) in DIRECTIONS.iter().enumerate() {
             for k in 1..=5isize {
                 // p sits at offset -k from the cell k steps ahead, and at +k from the one behind.
@@ -368,22 +438,68 @@ impl Board {
                     let shift = 2 * pattern::slot(offset);
                     let key = &mut self.keys[q.index()][d];
                     *key = (*key & !(3 << shift)) | (code << shift);
+                    let key = *key;
+                    let pats = &mut self.patterns[q.index()];
+                    saved[n] = [pats[0][d], pats[1][d]];
+                    n += 1;
                     if self.cells[q.index()] == Cell::Empty {
-                        let key = *key;
-                        self.patterns[q.index()][0][d] = self.tables[0][key as usize];
-                        self.patterns[q.index()][1][d] =
-                            self.tables[1][pattern::swap_colors(key) as usize];
+                        let [b, w] = self.pairs[key as usize];
+                        pats[0][d] = b;
+                        pats[1][d] = w;
                     }
+                }
+            }
+        }
+        self.saved.push(saved);
+    }
+
+    /// Empties `p` in the keys of its 40 line neighbours and puts back the patterns saved when
+    /// its stone was placed (every later stone is gone, so they are exactly the current ones).
+    #[inline]
+    fn restore_neighbours(&mut self, p: Pos) {
+        let Some(saved) = self.saved.pop() else {
+            // Unreachable while history and saved move together; recompute to stay correct.
+            self.recompute_neighbours(p);
+            return;
+        };
+        let mut n = 0;
+        for (d, &step) in DIRECTIONS.iter().enumerate() {
+            for k in 1..=5isize {
+                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
+                    let shift = 2 * pattern::slot(offset);
+                    self.keys[q.index()][d] &= !(3 << shift);
+                    let pats = &mut self.patterns[q.index()];
+                    [pats[0][d], pats[1][d]] = saved[n];
+                    n += 1;
                 }
             }
         }
     }
 
+    /// Empties `p` in its neighbours' keys and looks their patterns up (the slow way back).
+    fn recompute_neighbours(&mut self, p: Pos) {
+        for (d, &step) in DIRECTIONS.iter().enumerate() {
+            for k in 1..=5isize {
+                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
+                    let shift = 2 * pattern::slot(offset);
+                    let key = &mut self.keys[q.index()][d];
+                    *key &= !(3 << shift);
+                    let key = *key;
+                    if self.cells[q.index()] == Cell::Empty {
+                        [self.patterns[q.index()][0][d], self.patterns[q.index()][1][d]] =
+                            self.pairs[key as usize];
+                    }
+                }
+            }
+        }
+        self.refresh_patterns(p);
+    }
+
     fn refresh_patterns(&mut self, p: Pos) {
         for d in 0..4 {
-            let key = self.keys[p.index()][d];
-            self.patterns[p.index()][0][d] = self.tables[0][key as usize];
-            self.patterns[p.index()][1][d] = self.tables[1][pattern::swap_colors(key) as usize];
+            let [b, w] = self.pairs[self.keys[p.index()][d] as usize];
+            self.patterns[p.index()][0][d] = b;
+            self.patterns[p.index()][1][d] = w;
         }
     }
 
@@ -441,6 +557,9 @@ impl Board {
         self.points().filter(|p| mark[p.index()] && self.is_empty(*p)).collect()
     }
 }
+
+/// Line neighbours a stone changes: 5 each side on 4 lines.
+const NEIGHBOURS: usize = 40;
 
 // The padded layout must hold a full window beyond the largest board on every side.
 const _: () = assert!(MAX_SIZE + 2 * PAD <= STRIDE);

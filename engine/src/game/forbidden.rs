@@ -17,8 +17,21 @@ enum Verdict {
     CheckThrees([bool; 4]),
 }
 
+/// Patterns that can make a point anything but plainly allowed: without one of these on any line
+/// (the common case by far) the point is allowed, decided by one mask test.
+const NOTABLE: u16 = (1 << Pattern::Overline as u16)
+    | (1 << Pattern::Flex3 as u16)
+    | (1 << Pattern::Block4 as u16)
+    | (1 << Pattern::Flex4 as u16)
+    | (1 << Pattern::DoubleFour as u16)
+    | (1 << Pattern::Five as u16);
+
 fn quick_verdict(board: &Board, p: Pos) -> Verdict {
     let patterns = board.threats(p, Color::Black).patterns;
+    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
+    if seen & NOTABLE == 0 {
+        return Verdict::Allowed;
+    }
     if patterns.contains(&Pattern::Five) {
         return Verdict::Allowed;
     }
@@ -37,7 +50,26 @@ fn quick_verdict(board: &Board, p: Pos) -> Verdict {
 }
 
 /// Is the empty point `p` forbidden for black? (The caller checks rule and emptiness.)
+///
+/// Inlined mask test first: legality scans ask this of every empty point, and almost all are
+/// plainly allowed.
+#[inline]
 pub(crate) fn is_forbidden(board: &Board, p: Pos) -> bool {
+    let patterns = board.threats(p, Color::Black).patterns;
+    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
+    seen & NOTABLE != 0 && is_forbidden_slow(board, p)
+}
+
+/// `is_forbidden` on a board the caller lets us play on and take back (no scratch copy).
+#[inline]
+pub(crate) fn is_forbidden_mut(board: &mut Board, p: Pos) -> bool {
+    let patterns = board.threats(p, Color::Black).patterns;
+    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
+    seen & NOTABLE != 0 && is_forbidden_in_place(board, p)
+}
+
+#[inline(never)]
+fn is_forbidden_slow(board: &Board, p: Pos) -> bool {
     match quick_verdict(board, p) {
         Verdict::Forbidden => true,
         Verdict::Allowed => false,

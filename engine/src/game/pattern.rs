@@ -103,6 +103,22 @@ pub(crate) fn table(rule: FiveRule) -> &'static PatternTable {
     TABLES[rule as usize].get_or_init(|| build_table(rule))
 }
 
+/// Both colours' patterns for one key, `[black, white]`: black reads the key with its five-rule,
+/// white reads the colour-swapped key with its own. One lookup per touched cell instead of two
+/// into two tables keeps the board's make/unmake to one cache line per cell.
+pub(crate) type PairTable = [[Pattern; 2]];
+
+/// The pair table for black's and white's five-rules, built on first use from the two tables.
+pub(crate) fn pair_table(black: FiveRule, white: FiveRule) -> &'static PairTable {
+    static PAIRS: [OnceLock<Box<PairTable>>; 9] = [const { OnceLock::new() }; 9];
+    PAIRS[black as usize * 3 + white as usize].get_or_init(|| {
+        let (b, w) = (table(black), table(white));
+        (0..1u32 << KEY_BITS)
+            .map(|key| [b[key as usize], w[swap_colors(key) as usize]])
+            .collect()
+    })
+}
+
 /// An 11-cell line with the centre (index 5) owned by the player being classified.
 type Line = [u32; 11];
 

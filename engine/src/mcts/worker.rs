@@ -194,7 +194,12 @@ impl Worker {
             return;
         }
         let mut evals = std::mem::take(&mut self.evals);
-        evaluator.evaluate(&self.eval_boards(), &mut evals);
+        if let [i] = self.need[..] {
+            // One leaf (the cheap evaluators' batch): no list to allocate.
+            evaluator.evaluate(std::slice::from_ref(&&self.boards[i]), &mut evals);
+        } else {
+            evaluator.evaluate(&self.eval_boards(), &mut evals);
+        }
         self.evals = evals;
     }
 
@@ -217,7 +222,7 @@ impl Worker {
             } else {
                 None
             };
-            let board = &self.boards[i];
+            let board = &mut self.boards[i];
             self.kept.clear();
             let (value, proven) = match &verdict {
                 Verdict::Win(moves) => {
@@ -303,21 +308,46 @@ enum Outcome {
 
 /// The playable moves of a policy, renormalised, in board order. Occupied points and (renju)
 /// black's forbidden points are dropped whatever the evaluator said.
-fn policy_moves(board: &Board, policy: &[f32], out: &mut Vec<(Pos, f32)>) {
+fn policy_moves(board: &mut Board, policy: &[f32], out: &mut Vec<(Pos, f32)>) {
     out.clear();
-    let area = board.width() * board.height();
+    let (w, h) = (board.width(), board.height());
     let filter = tactics::filters_forbidden(board);
-    let mut sum = 0.0f32;
-    for (i, &p) in policy.iter().enumerate().take(area) {
-        // `p > 0` is false for NaN too: a broken evaluator cannot smuggle a NaN prior in.
-        if p > 0.0 {
-            let pos = board.from_dense(i);
-            if board.is_empty(pos) && !(filter && board.is_forbidden(pos)) {
-                out.push((pos, p));
-                sum += p;
+    if filter {
+        // Rows and columns by counters: no division per point.
+        for (y, row) in policy.chunks(w).take(h).enumerate() {
+            for (x, &p) in row.iter().enumerate() {
+                // `p > 0` is false for NaN too: a broken evaluator cannot smuggle a NaN prior in.
+                if p > 0.0 {
+                    let pos = Pos::new(x, y);
+                    if board.is_empty(pos) && !board.is_forbidden_mut(pos) {
+                        out.push((pos, p));
+                    }
+                }
             }
         }
+    } else {
+        // No forbidden points: every point is written and kept by moving the end, so stones
+        // scattered over the board cost no mispredicted branch.
+        out.resize(policy.len().min(w * h), (Pos::NONE, 0.0));
+        let mut n = 0;
+        for (y, row) in policy.chunks(w).take(h).enumerate() {
+            for (x, &p) in row.iter().enumerate() {
+                let pos = Pos::new(x, y);
+                let keep = (p > 0.0) & board.is_empty(pos);
+                out[n] = (pos, p);
+                n += keep as usize;
+            }
+        }
+        out.truncate(n);
     }
+    // Eight partial sums, not one chain of ~200 dependent additions.
+    let mut lanes = [0.0f32; 8];
+    for chunk in out.chunks(8) {
+        for (l, &(_, p)) in lanes.iter_mut().zip(chunk) {
+            *l += p;
+        }
+    }
+    let sum: f32 = lanes.iter().sum();
     if sum > 0.0 && sum.is_finite() {
         out.iter_mut().for_each(|(_, p)| *p /= sum);
     } else {

@@ -68,10 +68,25 @@ fn game(
     black: &Arc<dyn Evaluator>,
     white: &Arc<dyn Evaluator>,
 ) -> Option<Color> {
+    game_moves(cfg, start, black, white).0
+}
+
+/// One game from `start`: the winner's colour (None: draw) and the moves the engines played.
+fn game_moves(
+    cfg: &MatchConfig,
+    start: Board,
+    black: &Arc<dyn Evaluator>,
+    white: &Arc<dyn Evaluator>,
+) -> (Option<Color>, Vec<Pos>) {
     let mk = |e: &Arc<dyn Evaluator>| {
         Search::new(
             MctsConfig {
                 threads: 1,
+                // Both sides run the same sequential search: left at 0, the batch would follow
+                // each evaluator's `preferred_batch` (16 for networks, 1 for uniform/classical),
+                // and 16 virtual-loss leaves out of a few dozen visits flatten the network's
+                // tree into a near-breadth-first one, so "equal visits" would not be equal.
+                batch_size: 1,
                 tactics: cfg.tactics,
                 vcf_budget: if cfg.tactics { 2000 } else { 0 },
                 max_memory: 64 << 20,
@@ -82,12 +97,13 @@ fn game(
     };
     let mut searches = [mk(black), mk(white)];
     let mut b = start;
+    let mut played = Vec::new();
     loop {
         if let Some(w) = b.winner() {
-            return Some(w);
+            return (Some(w), played);
         }
         if b.is_full() || b.legal_moves().is_empty() {
-            return None;
+            return (None, played);
         }
         let s = &mut searches[b.side_to_move().index()];
         s.set_position(&b);
@@ -99,8 +115,9 @@ fn game(
         };
         if b.play(mv).is_err() {
             // An illegal choice loses (never expected from the engine's search).
-            return Some(b.side_to_move().opp());
+            return (Some(b.side_to_move().opp()), played);
         }
+        played.push(mv);
     }
 }
 
@@ -142,4 +159,56 @@ pub fn play_match(
     }
     (r.elo, r.elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::eval::Evaluation;
+    use engine::eval::classical::ClassicalEvaluator;
+
+    /// The classical evaluator asking for large batches, as a network does.
+    struct BatchHungry;
+
+    impl Evaluator for BatchHungry {
+        fn name(&self) -> String {
+            "classical-batch16".into()
+        }
+        fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+            ClassicalEvaluator.evaluate(boards, out)
+        }
+        fn preferred_batch(&self) -> usize {
+            16
+        }
+    }
+
+    /// Two evaluators that score every position alike must play the same moves: a search
+    /// setting that followed the evaluator (its preferred batch, i.e. how many virtual-loss
+    /// leaves per step) would give the network a differently shaped tree than the uniform or
+    /// classical opponent at the same visit count.
+    #[test]
+    fn equal_evaluators_search_alike_whatever_batch_they_prefer() {
+        let cfg = MatchConfig {
+            board_size: 9,
+            rule: Rule::Freestyle,
+            pairs: 3,
+            simulations: 64,
+            opening_moves: 2,
+            tactics: false,
+            workers: 1,
+            seed: 3,
+        };
+        let hungry: Arc<dyn Evaluator> = Arc::new(BatchHungry);
+        let plain: Arc<dyn Evaluator> = Arc::new(ClassicalEvaluator);
+        for pair in 0..cfg.pairs {
+            let start = opening(&cfg, pair).unwrap();
+            let a = game_moves(&cfg, start.clone(), &hungry, &plain);
+            let b = game_moves(&cfg, start, &plain, &plain);
+            assert!(a.1.len() > 4, "pair {pair}: a real game");
+            assert_eq!(
+                a, b,
+                "pair {pair}: the batch-hungry evaluator searched differently"
+            );
+        }
+    }
 }

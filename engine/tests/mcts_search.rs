@@ -455,3 +455,34 @@ fn root_noise_is_seeded_and_sampling_follows_visits() {
         assert!(a.root_children.iter().any(|ch| ch.0 == p));
     }
 }
+
+/// A slow network: every batch takes `delay` of wall time (a `medium` model on one CPU core).
+struct SlowNet {
+    delay: Duration,
+}
+
+impl Evaluator for SlowNet {
+    fn name(&self) -> String {
+        "slow".into()
+    }
+    fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        std::thread::sleep(self.delay);
+        UniformEvaluator.evaluate(boards, out);
+    }
+    fn preferred_batch(&self) -> usize {
+        8
+    }
+}
+
+#[test]
+fn a_batch_that_would_end_past_the_deadline_is_not_started() {
+    // 200 ms batches and a 500 ms deadline: after two batches (400 ms) a third would end at
+    // 600 ms, so the search stops at ~400 ms instead of answering 100 ms late.
+    let mut s = Search::new(MctsConfig { threads: 1, ..MctsConfig::default() }, Arc::new(SlowNet { delay: Duration::from_millis(200) }));
+    s.set_position(&position(Rule::Freestyle, 10));
+    let t = Instant::now();
+    let r = s.run(&SearchLimits::time(Duration::from_millis(500)));
+    let took = t.elapsed();
+    assert!(r.visits > 0 && r.best != Pos::NONE, "two batches were searched");
+    assert!(took < Duration::from_millis(540), "search ended {took:?} after a 500 ms deadline");
+}

@@ -18,7 +18,7 @@ mod worker;
 
 pub use rng::SplitMix64;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -201,6 +201,11 @@ pub struct Search {
     shared: Mutex<Shared>,
     root: Board,
     stepper: Option<Worker>,
+    /// Wall time of recent evaluation batches (ns, moving average; 0 = none seen yet with this
+    /// evaluator). A batch is not started when it would end past the deadline: with a slow
+    /// network (a `medium` model on one CPU core takes hundreds of ms per batch) starting one
+    /// just before the deadline is what makes an engine late.
+    eval_ns: AtomicU64,
 }
 
 fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -228,6 +233,7 @@ impl Search {
             shared: Mutex::new(shared),
             root,
             stepper: None,
+            eval_ns: AtomicU64::new(0),
         }
     }
 
@@ -245,6 +251,7 @@ impl Search {
             let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
             s.tree.reset();
             s.noise_done = false;
+            self.eval_ns.store(0, Ordering::Relaxed);
         }
         self.evaluator = evaluator;
     }
@@ -372,7 +379,7 @@ impl Search {
         r
     }
 
-    fn should_stop(s: &Shared, limits: &SearchLimits) -> bool {
+    fn should_stop(s: &Shared, limits: &SearchLimits, next_batch: Duration) -> bool {
         let root = s.tree.root();
         s.stopped
             || s.started >= limits.max_visits
@@ -380,7 +387,7 @@ impl Search {
             || s.tree.nodes.len() >= limits.max_nodes
             || (root.is_proven() && root.state == State::Expanded)
             || limits.stop.load(Ordering::Relaxed)
-            || limits.deadline.is_some_and(|d| Instant::now() >= d)
+            || limits.deadline.is_some_and(|d| Instant::now() + next_batch >= d)
     }
 
     fn work(
@@ -394,7 +401,8 @@ impl Search {
         loop {
             let gathered = {
                 let mut s = lock(&self.shared);
-                if Self::should_stop(&s, limits) {
+                let next_batch = Duration::from_nanos(self.eval_ns.load(Ordering::Relaxed));
+                if Self::should_stop(&s, limits, next_batch) {
                     s.stopped = true;
                     break;
                 }
@@ -412,10 +420,20 @@ impl Search {
                 continue;
             }
             w.prepare(ctx);
+            let t = Instant::now();
             w.evaluate(self.evaluator.as_ref());
+            self.note_eval_time(t.elapsed());
             let mut s = lock(&self.shared);
             w.apply(&mut s.tree);
         }
+    }
+
+    /// Folds one batch's evaluation time into the moving average (3/4 old, 1/4 new).
+    fn note_eval_time(&self, took: Duration) {
+        let new = took.as_nanos().min(u64::MAX as u128) as u64;
+        let old = self.eval_ns.load(Ordering::Relaxed);
+        let avg = if old == 0 { new } else { (old / 4) * 3 + new / 4 };
+        self.eval_ns.store(avg.max(1), Ordering::Relaxed);
     }
 
     // ---- step-wise API: one driver batches the leaves of many searches -------------------

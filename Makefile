@@ -6,7 +6,7 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof
 
 all: build
 
@@ -53,6 +53,17 @@ third_party/.libtorch-ok: scripts/fetch-libtorch.sh
 ## (extra flags: make train ARGS="--device cuda --epochs 3")
 train-fast train train-production: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile $@ $(ARGS)
+
+## train-proof: proof that training learns, from scratch in well under an hour on a CPU: the
+## train-proof profile of trainer/presets.toml, then its final network in the engine against
+## the uniform and the classical evaluators at equal visits (trainer-eval: 2 x PROOF_PAIRS games
+## each; W-D-L, score, Elo ± 95%). Deletes runs/train-proof first.
+PROOF_PAIRS ?= 100
+train-proof: third_party/.runtime-ok third_party/.libtorch-ok
+	$(CARGO) build --release -p trainer --bins
+	rm -rf runs/train-proof
+	time $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile train-proof $(ARGS)
+	$(RELEASE_DIR)/trainer-eval --config trainer/presets.toml --profile train-proof --pairs $(PROOF_PAIRS)
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,183 @@
+//! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
+//! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
+//! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
+//! openings, each played twice with colours swapped, no noise, sequential MCTS on both sides).
+//! Prints W-D-L, score and Elo with its 95% interval per opponent, and writes them as JSON.
+//!
+//! Settings (board, rule, run folder, visits) come from the same profile as the training run, so
+//! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and
+//! `engine::eval`; never on tch.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Parser;
+use engine::eval::Evaluator;
+use engine::eval::UniformEvaluator;
+use engine::eval::classical::ClassicalEvaluator;
+use engine::eval::onnx::Device;
+use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use trainer::arena::{MatchConfig, MatchResult, play_match};
+use trainer::config::{Settings, load_profile};
+use trainer::elo::elo_bounds;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "trainer-eval",
+    about = "The trained network in the engine vs the uniform and classical evaluators at equal visits"
+)]
+struct Cli {
+    /// TOML file of training profiles (board, rule, run folder and visits come from it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, requires = "config")]
+    profile: Option<String>,
+    /// The ONNX model (default: <checkpoint_dir>/models/latest.onnx).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Board size (default: the profile's).
+    #[arg(long)]
+    board_size: Option<usize>,
+    /// freestyle, standard, renju or caro (default: the profile's).
+    #[arg(long)]
+    rule: Option<String>,
+    /// Opening pairs per opponent (each opening with both colours: 2 games per pair).
+    #[arg(long, default_value_t = 50)]
+    pairs: usize,
+    /// Visits per move for both sides (default: the profile's eval_simulations).
+    #[arg(long)]
+    simulations: Option<u64>,
+    /// Opponents, comma separated: uniform, classical.
+    #[arg(long, default_value = "uniform,classical")]
+    against: String,
+    /// Games played at once (threads).
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    #[arg(long, default_value_t = 12345)]
+    seed: u64,
+    /// Where the JSON summary goes (default: <checkpoint_dir>/proof.json).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn opponent(name: &str) -> anyhow::Result<Arc<dyn Evaluator>> {
+    match name.trim() {
+        "uniform" => Ok(Arc::new(UniformEvaluator)),
+        "classical" => Ok(Arc::new(ClassicalEvaluator)),
+        other => anyhow::bail!("unknown opponent `{other}` (expected uniform or classical)"),
+    }
+}
+
+fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
+    let (lo, hi) = elo_bounds(r.wins, r.draws, r.losses);
+    // A clean sweep has no finite Elo: give the one-sided bound the score still supports.
+    let elo = if r.losses == 0 && r.draws == 0 {
+        format!("Elo >= {lo:+.0} (95%)")
+    } else if r.wins == 0 && r.draws == 0 {
+        format!("Elo <= {hi:+.0} (95%)")
+    } else {
+        format!(
+            "Elo {:+.0} ± {:.0} (95%; Wilson {lo:+.0}..{hi:+.0})",
+            r.elo, r.elo_error
+        )
+    };
+    format!(
+        "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo} [{secs:.0} s]",
+        r.wins,
+        r.draws,
+        r.losses,
+        100.0 * r.score(),
+    )
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut s = match (&cli.config, &cli.profile) {
+        (Some(path), Some(p)) => load_profile(path, p)?,
+        (Some(path), None) => load_profile(path, "default")?,
+        _ => Settings::default(),
+    };
+    if let Some(n) = cli.board_size {
+        s.board_size = n;
+    }
+    if let Some(r) = &cli.rule {
+        s.rule = r.clone();
+    }
+    s.validate()?;
+    let rule = trainer::parse_rule(&s.rule).ok_or_else(|| anyhow::anyhow!("rule `{}`", s.rule))?;
+    let model = cli
+        .model
+        .clone()
+        .unwrap_or_else(|| s.checkpoint_dir.join("models").join("latest.onnx"));
+    let workers = cli.workers.max(1);
+    let net = OnnxEvaluator::load(
+        &model,
+        OnnxEvaluatorConfig {
+            sessions: workers,
+            threads_intra: 1,
+            device: Device::Cpu,
+            batch: 1,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let net: Arc<dyn Evaluator> = Arc::new(net);
+    let simulations = cli.simulations.unwrap_or(s.eval_simulations as u64).max(1);
+    let mc = MatchConfig {
+        board_size: s.board_size,
+        rule,
+        pairs: cli.pairs.max(1),
+        simulations,
+        opening_moves: 2,
+        tactics: false,
+        workers,
+        seed: cli.seed,
+    };
+    println!(
+        "trainer-eval: {} in the engine, {}x{} {rule}, {simulations} visits/move for both sides, {} games per opponent",
+        model.display(),
+        s.board_size,
+        s.board_size,
+        2 * mc.pairs
+    );
+    let mut results = serde_json::Map::new();
+    for name in cli.against.split(',').filter(|n| !n.trim().is_empty()) {
+        let opp = opponent(name)?;
+        let t0 = Instant::now();
+        let r = play_match(&mc, net.clone(), opp)?;
+        let secs = t0.elapsed().as_secs_f64();
+        let (lo, hi) = elo_bounds(r.wins, r.draws, r.losses);
+        // JSON has no infinity: an open end of the interval is written as null.
+        let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
+        println!("{}", line(name.trim(), &r, 2 * mc.pairs, secs));
+        results.insert(
+            name.trim().to_string(),
+            serde_json::json!({"wins": r.wins, "draws": r.draws, "losses": r.losses,
+                               "score": r.score(), "elo": r.elo, "elo_error_95": r.elo_error,
+                               "elo_wilson_95": [finite(lo), finite(hi)],
+                               "games": 2 * mc.pairs, "seconds": secs}),
+        );
+    }
+    let out = cli
+        .json
+        .clone()
+        .unwrap_or_else(|| s.checkpoint_dir.join("proof.json"));
+    let doc = serde_json::json!({
+        "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
+        "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed, "results": results,
+    });
+    std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    println!("trainer-eval: summary in {}", out.display());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("trainer-eval: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -255,6 +255,26 @@ impl fmt::Debug for OnnxModel {
     }
 }
 
+/// Model files larger than this are refused before reading (the `large` preset is ~19 MB): a
+/// wrong path pointing at a huge file must not exhaust the engine's memory.
+pub const MAX_MODEL_BYTES: u64 = 512 << 20;
+
+/// Reads a model file (size-capped); returns its bytes and its display name for messages.
+pub(crate) fn read_model_file(path: &Path) -> Result<(Vec<u8>, String), OnnxError> {
+    let file = path.display().to_string();
+    let too_big = |len: u64| OnnxError::NotOnnx {
+        file: file.clone(),
+        message: format!("{len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model"),
+    };
+    let read_err = |source| OnnxError::Read { file: file.clone(), source };
+    let len = std::fs::metadata(path).map_err(read_err)?.len();
+    if len > MAX_MODEL_BYTES {
+        return Err(too_big(len));
+    }
+    let bytes = std::fs::read(path).map_err(read_err)?;
+    Ok((bytes, file))
+}
+
 impl OnnxModel {
     /// Loads and validates the model file at `path`, with `threads_intra` intra-op threads
     /// (0 = ORT's default) on `device`.
@@ -263,12 +283,7 @@ impl OnnxModel {
         threads_intra: usize,
         device: Device,
     ) -> Result<OnnxModel, OnnxError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| OnnxError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let (bytes, file) = read_model_file(path.as_ref())?;
         Self::from_bytes_named(&bytes, file, threads_intra, device)
     }
 

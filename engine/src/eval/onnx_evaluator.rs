@@ -68,12 +68,7 @@ impl OnnxEvaluator {
         path: impl AsRef<Path>,
         config: OnnxEvaluatorConfig,
     ) -> Result<OnnxEvaluator, OnnxError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| OnnxError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let (bytes, file) = super::onnx::read_model_file(path.as_ref())?;
         Self::from_bytes_named(&bytes, file, config)
     }
 

@@ -90,7 +90,8 @@ fn chunk_path(dir: &Path, n: u64) -> PathBuf {
     dir.join("replay").join(format!("chunk-{n:08}.bin"))
 }
 
-/// Game ids already in the replay store; ledgers whose chunk never landed are removed.
+/// Game ids already in the replay store; ledgers whose chunk never landed are removed, and so
+/// are the temporary files of ledger writes a kill interrupted.
 pub fn load_ledger(dir: &Path) -> Result<BTreeSet<String>, DistError> {
     let mut ids = BTreeSet::new();
     let folder = dir.join("ingest");
@@ -101,6 +102,15 @@ pub fn load_ledger(dir: &Path) -> Result<BTreeSet<String>, DistError> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let p = e.path();
+            // `store::write` goes through `.ingest-N.bin.tmp.<pid>.<k>` and a rename; a SIGKILL
+            // in between leaves a complete-looking ledger that was never committed. Nothing reads
+            // it, but each crash would leave one behind (and anyone auditing the folder would
+            // count its ids twice), so the one train worker of this folder removes it.
+            let name = p.file_name()?.to_str()?;
+            if name.starts_with(".ingest-") && name.contains(".bin.tmp.") {
+                let _ = std::fs::remove_file(&p);
+                return None;
+            }
             let n = p
                 .file_name()?
                 .to_str()?
@@ -510,4 +520,44 @@ fn ingest(
     summary.ingested += new_ids.len() as u64;
     summary.duplicates += dups;
     Ok(positions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ledger write killed between its fsync and its rename leaves a complete temporary file:
+    /// it must not count, and it must not stay (the process fault run found them piling up).
+    #[test]
+    fn interrupted_ledger_writes_are_removed_and_not_counted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("ingest")).unwrap();
+        std::fs::create_dir_all(dir.join("replay")).unwrap();
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        store::write(
+            &ledger_path(dir, 0),
+            LEDGER_MAGIC,
+            LEDGER_VERSION,
+            &ids(&["w:1:0"]),
+        )
+        .unwrap();
+        std::fs::write(chunk_path(dir, 0), b"chunk").unwrap();
+        let stray = dir.join("ingest").join(".ingest-00000001.bin.tmp.4242.7");
+        store::write(&stray, LEDGER_MAGIC, LEDGER_VERSION, &ids(&["w:1:1"])).unwrap();
+        // A ledger whose chunk never landed goes too.
+        store::write(
+            &ledger_path(dir, 2),
+            LEDGER_MAGIC,
+            LEDGER_VERSION,
+            &ids(&["w:1:2"]),
+        )
+        .unwrap();
+
+        let got = load_ledger(dir).unwrap();
+        assert_eq!(got, BTreeSet::from(["w:1:0".to_string()]));
+        assert!(!stray.exists(), "the temporary file is removed");
+        assert!(!ledger_path(dir, 2).exists());
+        assert!(ledger_path(dir, 0).exists());
+    }
 }

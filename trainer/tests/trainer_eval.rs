@@ -1,0 +1,79 @@
+//! `trainer-eval` end to end: a tiny network trained for two epochs, exported to ONNX, then the
+//! real binary plays it in the engine against uniform and classical and writes the summary.
+
+use std::process::Command;
+
+use trainer::config::Settings;
+use trainer::run::run;
+
+#[test]
+fn evaluates_an_exported_network_against_both_baselines() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Settings {
+        model_preset: "tiny".into(),
+        board_size: 7,
+        mcts_simulations: 12,
+        parallel_games: 4,
+        batch_size_mcts: 2,
+        selfplay_games: 4,
+        batch_size: 32,
+        train_steps: 2,
+        epochs: 1,
+        eval_frequency: 0,
+        device: "cpu".into(),
+        threads: 1,
+        checkpoint_dir: dir.path().to_path_buf(),
+        ..Settings::default()
+    };
+    run(&s).unwrap();
+    let json = dir.path().join("proof.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .args([
+            "--board-size",
+            "7",
+            "--pairs",
+            "2",
+            "--simulations",
+            "8",
+            "--workers",
+            "1",
+        ])
+        .arg("--model")
+        .arg(dir.path().join("models").join("latest.onnx"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["uniform", "classical"] {
+        assert!(
+            stdout.contains(&format!("vs {name}")) && stdout.contains("over 4 games"),
+            "{stdout}"
+        );
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for name in ["uniform", "classical"] {
+        let r = &doc["results"][name];
+        let games = r["wins"].as_u64().unwrap()
+            + r["draws"].as_u64().unwrap()
+            + r["losses"].as_u64().unwrap();
+        assert_eq!(games, 4, "{doc}");
+    }
+    // A missing model is a clean error naming the file, not a panic.
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .args(["--model", "/nonexistent/model.onnx", "--pairs", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent/model.onnx") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

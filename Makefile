@@ -76,6 +76,10 @@ PROFILE ?= train-fast
 WORKERS ?= 2
 GPUS ?= 0
 DIST_FLAGS = --config trainer/presets.toml --profile $(PROFILE)
+# Flags of the subcommands themselves (ARGS are the settings, before them), e.g.
+# TRAIN_ARGS="--publish-every 20 --min-positions 256" WORKER_ARGS="--max-games 100"
+TRAIN_ARGS ?=
+WORKER_ARGS ?=
 .PHONY: distributed-selfplay-cpu-workers distributed-training-gpu distributed-monitor distributed-help
 
 ## distributed-selfplay-cpu-workers: WORKERS self-play workers on the CPU (one thread each)
@@ -83,16 +87,16 @@ distributed-selfplay-cpu-workers: build
 	@trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM; \
 	for i in $$(seq 1 $(WORKERS)); do \
 	  $(RELEASE_DIR)/trainer $(DIST_FLAGS) --device cpu --threads 1 --parallel-workers 1 $(ARGS) \
-	    selfplay-worker --redis-url '$(REDIS_URL)' --worker-id "$$(hostname)-cpu$$i" & \
+	    selfplay-worker --redis-url '$(REDIS_URL)' --worker-id "$$(hostname)-cpu$$i" $(WORKER_ARGS) & \
 	done; wait
 
 ## distributed-training-gpu: the train worker on the first of GPUS (CPU when CUDA is absent),
 ## self-play workers on every listed device
 distributed-training-gpu: build
 	@trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM; \
-	$(RELEASE_DIR)/trainer $(DIST_FLAGS) $(ARGS) train-worker --redis-url '$(REDIS_URL)' --gpus $(GPUS) & \
+	$(RELEASE_DIR)/trainer $(DIST_FLAGS) $(ARGS) train-worker --redis-url '$(REDIS_URL)' --gpus $(GPUS) $(TRAIN_ARGS) & \
 	$(RELEASE_DIR)/trainer $(DIST_FLAGS) $(ARGS) selfplay-worker --redis-url '$(REDIS_URL)' \
-	  --worker-id "$$(hostname)-gpu" --gpus $(GPUS) & \
+	  --worker-id "$$(hostname)-gpu" --gpus $(GPUS) $(WORKER_ARGS) & \
 	wait
 
 ## distributed-monitor: queue depth, models, workers, games and rates (refreshing)
@@ -105,4 +109,5 @@ distributed-help:
 	@echo "  make distributed-selfplay-cpu-workers REDIS_URL=... WORKERS=4         # more CPU self-play"
 	@echo "  make distributed-monitor REDIS_URL=...                                # live view"
 	@echo "Settings flags go before the subcommand; see: target/release/trainer train-worker --help"
+	@echo "  ARGS=\"--model-preset tiny\" (settings)  TRAIN_ARGS=\"--publish-every 20\"  WORKER_ARGS=\"--max-games 50\""
 	@echo "Local Redis for a try: redis-server --port 6379 --appendonly yes"

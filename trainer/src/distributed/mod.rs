@@ -6,7 +6,7 @@
 //! `conn` (one Redis connection with reconnect/backoff and the key layout), `queue` (stream,
 //! consumer group, models, heartbeats, counters), `selfplay_worker`, `train_worker`, `monitor`,
 //! `cli` (the subcommands). Depends on the trainer's `store`, `replay`, `checkpoint`, `selfplay`,
-//! `net_eval`, `optim`, `run::losses`; nothing in the trainer depends on this module.
+//! `net_eval`, `optim`, `run::losses`, `device`; nothing in the trainer depends on this module.
 
 pub mod cli;
 pub mod conn;
@@ -50,12 +50,16 @@ pub fn parse_gpus(s: &str) -> Result<Vec<usize>, String> {
 }
 
 /// The tch device for GPU index `i`, or the CPU when CUDA is not available (the same flags then
-/// run CPU workers).
+/// run CPU workers), saying so on stderr. Goes through `device::resolve`, which opens
+/// `libtorch_cuda.so` first: asking tch alone reports no CUDA even on a GPU machine, and every
+/// `--gpus` worker would then have run on the CPU without a word.
 pub fn device_for(i: usize) -> tch::Device {
-    if tch::Cuda::is_available() && (i as i64) < tch::Cuda::device_count() {
-        tch::Device::Cuda(i)
-    } else {
-        tch::Device::Cpu
+    match crate::device::resolve(crate::device::DeviceArg::Cuda(i)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("--gpus {i}: running on the CPU instead: {e}");
+            tch::Device::Cpu
+        }
     }
 }
 

@@ -391,6 +391,11 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
                    "checkpoint": ck_path.display().to_string(), "onnx": onnx.display().to_string(),
                    "eval": eval_json}),
         )?;
+        // The plot is a convenience: a failure to draw it is reported, never fatal to training.
+        let title = format!("fivezero {preset} {}x{} {rule}", s.board_size, s.board_size);
+        if let Err(e) = crate::plot::plot_file(&dir.join("metrics.jsonl"), &dir.join("training.png"), &title) {
+            eprintln!("trainer: warning: {e:#}");
+        }
         eprintln!(
             "epoch {epoch}/{}: games {games_played} (+{}), positions {positions} (window {}), policy {mp:.4}, value {mv:.4}, \
              self-play {:.0} pos/s, train {:.0} samples/s, step {step}, device {}",

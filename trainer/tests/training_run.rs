@@ -38,6 +38,8 @@ fn trains_checkpoints_exports_and_resumes() {
     assert!(sum.last_vs_uniform.is_some(), "evaluation ran at epoch 2");
     let models = dir.path().join("models");
     assert!(models.join("latest.onnx").is_file());
+    let png = std::fs::read(dir.path().join("training.png")).expect("training.png drawn every epoch");
+    assert_eq!(&png[..4], b"\x89PNG");
     assert!(
         models.join("model-000001.onnx").is_file() && models.join("model-000002.onnx").is_file()
     );

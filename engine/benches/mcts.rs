@@ -14,27 +14,34 @@ use engine::bench::position;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::eval::{UniformEvaluator, features};
-use engine::game::Rule;
+use engine::game::{Board, Rule};
 use engine::mcts::{MctsConfig, Search, SearchLimits};
 use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
 
 const VISITS: u64 = 20_000;
 
+/// The tree-speed setting: a middle-game position and one search over the uniform evaluator, one
+/// thread, batch 1. One search object, as the engine keeps one: each run starts a fresh tree in
+/// the arenas the previous one grew (reuse off), so the figure is the steady-state tree speed
+/// rather than the kernel's page-zeroing of a new process.
+fn uniform_search(rule: Rule, stones: usize) -> (Board, Search) {
+    let cfg = MctsConfig {
+        threads: 1,
+        batch_size: 1,
+        reuse_tree: false,
+        ..Default::default()
+    };
+    (
+        position(rule, stones),
+        Search::new(cfg, Arc::new(UniformEvaluator)),
+    )
+}
+
 fn bench_uniform(c: &mut Criterion) {
     let mut g = c.benchmark_group("mcts_uniform_1thread");
     g.throughput(Throughput::Elements(VISITS));
     for (rule, stones) in [(Rule::Freestyle, 30), (Rule::Renju, 30)] {
-        let board = position(rule, stones);
-        // One search object, as the engine keeps one: each iteration starts a fresh tree in the
-        // arenas the previous one grew (reuse off), so the figure is the steady-state tree speed
-        // rather than the kernel's page-zeroing of a new process.
-        let cfg = MctsConfig {
-            threads: 1,
-            batch_size: 1,
-            reuse_tree: false,
-            ..Default::default()
-        };
-        let mut s = Search::new(cfg, Arc::new(UniformEvaluator));
+        let (board, mut s) = uniform_search(rule, stones);
         g.bench_function(format!("{rule}_{stones}stones_{VISITS}visits"), |b| {
             b.iter(|| {
                 s.set_position(&board);
@@ -64,14 +71,7 @@ fn tree_cpu() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
     for (rule, stones) in [(Rule::Freestyle, 30), (Rule::Renju, 30)] {
-        let board = position(rule, stones);
-        let cfg = MctsConfig {
-            threads: 1,
-            batch_size: 1,
-            reuse_tree: false,
-            ..Default::default()
-        };
-        let mut s = Search::new(cfg, Arc::new(UniformEvaluator));
+        let (board, mut s) = uniform_search(rule, stones);
         s.set_position(&board);
         black_box(s.run(&SearchLimits::visits(VISITS)));
         let (cpu0, wall0) = (thread_cpu(), Instant::now());

@@ -431,25 +431,19 @@ impl Board {
     fn place_neighbours(&mut self, p: Pos, code: u32) {
         let mut saved = [[Pattern::Dead; 2]; NEIGHBOURS];
         let mut n = 0;
-        for (d, &step) in DIRECTIONS.iter().enumerate() {
-            for k in 1..=5isize {
-                // p sits at offset -k from the cell k steps ahead, and at +k from the one behind.
-                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
-                    let shift = 2 * pattern::slot(offset);
-                    let key = &mut self.keys[q.index()][d];
-                    *key = (*key & !(3 << shift)) | (code << shift);
-                    let key = *key;
-                    let pats = &mut self.patterns[q.index()];
-                    saved[n] = [pats[0][d], pats[1][d]];
-                    n += 1;
-                    if self.cells[q.index()] == Cell::Empty {
-                        let [b, w] = self.pairs[key as usize];
-                        pats[0][d] = b;
-                        pats[1][d] = w;
-                    }
-                }
+        Self::for_each_neighbour(p, |d, q, shift| {
+            let key = &mut self.keys[q.index()][d];
+            *key = (*key & !(3 << shift)) | (code << shift);
+            let key = *key;
+            let pats = &mut self.patterns[q.index()];
+            saved[n] = [pats[0][d], pats[1][d]];
+            n += 1;
+            if self.cells[q.index()] == Cell::Empty {
+                let [b, w] = self.pairs[key as usize];
+                pats[0][d] = b;
+                pats[1][d] = w;
             }
-        }
+        });
         self.saved.push(saved);
     }
 
@@ -463,14 +457,24 @@ impl Board {
             return;
         };
         let mut n = 0;
+        Self::for_each_neighbour(p, |d, q, shift| {
+            self.keys[q.index()][d] &= !(3 << shift);
+            let pats = &mut self.patterns[q.index()];
+            [pats[0][d], pats[1][d]] = saved[n];
+            n += 1;
+        });
+    }
+
+    /// Calls `f(direction, cell, key shift)` for the 40 line neighbours of `p` (5 each way in 4
+    /// directions), always in the same order: `restore_neighbours` relies on it. `p` sits at
+    /// offset -k from the cell k steps ahead and at +k from the one behind; the shift is where
+    /// `p`'s two bits live in that cell's line key.
+    #[inline(always)]
+    fn for_each_neighbour(p: Pos, mut f: impl FnMut(usize, Pos, u32)) {
         for (d, &step) in DIRECTIONS.iter().enumerate() {
             for k in 1..=5isize {
                 for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
-                    let shift = 2 * pattern::slot(offset);
-                    self.keys[q.index()][d] &= !(3 << shift);
-                    let pats = &mut self.patterns[q.index()];
-                    [pats[0][d], pats[1][d]] = saved[n];
-                    n += 1;
+                    f(d, q, 2 * pattern::slot(offset));
                 }
             }
         }
@@ -478,20 +482,15 @@ impl Board {
 
     /// Empties `p` in its neighbours' keys and looks their patterns up (the slow way back).
     fn recompute_neighbours(&mut self, p: Pos) {
-        for (d, &step) in DIRECTIONS.iter().enumerate() {
-            for k in 1..=5isize {
-                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
-                    let shift = 2 * pattern::slot(offset);
-                    let key = &mut self.keys[q.index()][d];
-                    *key &= !(3 << shift);
-                    let key = *key;
-                    if self.cells[q.index()] == Cell::Empty {
-                        [self.patterns[q.index()][0][d], self.patterns[q.index()][1][d]] =
-                            self.pairs[key as usize];
-                    }
-                }
+        Self::for_each_neighbour(p, |d, q, shift| {
+            let key = &mut self.keys[q.index()][d];
+            *key &= !(3 << shift);
+            let key = *key;
+            if self.cells[q.index()] == Cell::Empty {
+                [self.patterns[q.index()][0][d], self.patterns[q.index()][1][d]] =
+                    self.pairs[key as usize];
             }
-        }
+        });
         self.refresh_patterns(p);
     }
 

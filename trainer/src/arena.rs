@@ -37,6 +37,22 @@ pub struct MatchResult {
 }
 
 impl MatchResult {
+    /// "Elo +X ± Y (95%; Wilson lo..hi)", or the one-sided Wilson bound for a clean sweep (which
+    /// has no finite Elo: the normal approximation would print "+1200 ± 0").
+    pub fn elo_text(&self) -> String {
+        let (lo, hi) = crate::elo::elo_bounds(self.wins, self.draws, self.losses);
+        if self.losses == 0 && self.draws == 0 && self.wins > 0 {
+            format!("Elo >= {lo:+.0} (95%)")
+        } else if self.wins == 0 && self.draws == 0 && self.losses > 0 {
+            format!("Elo <= {hi:+.0} (95%)")
+        } else {
+            format!(
+                "Elo {:+.0} ± {:.0} (95%; Wilson {lo:+.0}..{hi:+.0})",
+                self.elo, self.elo_error
+            )
+        }
+    }
+
     pub fn score(&self) -> f64 {
         let n = (self.wins + self.draws + self.losses).max(1) as f64;
         (self.wins as f64 + 0.5 * self.draws as f64) / n

@@ -342,19 +342,21 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
                 current.with(|cvs, _| best.load_from(cvs))?;
             }
             eprintln!(
-                "trainer: eval epoch {epoch}: vs best (epoch {}) +{} ={} -{} elo {:+.0} ± {:.0}{}{}",
+                "trainer: eval epoch {epoch}: vs best (epoch {}) +{} ={} -{} {}{}{}",
                 previous_best,
                 vs_best.wins,
                 vs_best.draws,
                 vs_best.losses,
-                vs_best.elo,
-                vs_best.elo_error,
+                vs_best.elo_text(),
                 if promoted { " -> promoted" } else { "" },
                 vs_uniform
                     .as_ref()
                     .map(|u| format!(
-                        "; vs uniform +{} ={} -{} elo {:+.0} ± {:.0}",
-                        u.wins, u.draws, u.losses, u.elo, u.elo_error
+                        "; vs uniform +{} ={} -{} {}",
+                        u.wins,
+                        u.draws,
+                        u.losses,
+                        u.elo_text()
                     ))
                     .unwrap_or_default()
             );
@@ -393,7 +395,11 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         )?;
         // The plot is a convenience: a failure to draw it is reported, never fatal to training.
         let title = format!("fivezero {preset} {}x{} {rule}", s.board_size, s.board_size);
-        if let Err(e) = crate::plot::plot_file(&dir.join("metrics.jsonl"), &dir.join("training.png"), &title) {
+        if let Err(e) = crate::plot::plot_file(
+            &dir.join("metrics.jsonl"),
+            &dir.join("training.png"),
+            &title,
+        ) {
             eprintln!("trainer: warning: {e:#}");
         }
         eprintln!(

@@ -71,18 +71,7 @@ fn opponent(name: &str) -> anyhow::Result<Arc<dyn Evaluator>> {
 }
 
 fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
-    let (lo, hi) = elo_bounds(r.wins, r.draws, r.losses);
-    // A clean sweep has no finite Elo: give the one-sided bound the score still supports.
-    let elo = if r.losses == 0 && r.draws == 0 {
-        format!("Elo >= {lo:+.0} (95%)")
-    } else if r.wins == 0 && r.draws == 0 {
-        format!("Elo <= {hi:+.0} (95%)")
-    } else {
-        format!(
-            "Elo {:+.0} ± {:.0} (95%; Wilson {lo:+.0}..{hi:+.0})",
-            r.elo, r.elo_error
-        )
-    };
+    let elo = r.elo_text();
     format!(
         "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo} [{secs:.0} s]",
         r.wins,

@@ -10,6 +10,12 @@ use crate::game::{Board, Color, Rule};
 
 pub const FEATURE_VERSION: u32 = 1;
 pub const PLANES: usize = 11;
+/// Plane of the side to move's stones.
+pub const OWN: usize = 0;
+/// Plane of the opponent's stones.
+pub const OPPONENT: usize = 1;
+/// Plane of the points forbidden to the side to move.
+pub const FORBIDDEN: usize = 2;
 
 /// Number of f32 values one position occupies.
 pub fn input_len(board: &Board) -> usize {
@@ -28,10 +34,10 @@ pub fn encode(board: &Board, out: &mut [f32]) {
     for p in board.points() {
         let i = board.dense_index(p);
         match board.cell(p).color() {
-            Some(c) if c == me => out[i] = 1.0,
-            Some(_) => out[area + i] = 1.0,
+            Some(c) if c == me => out[OWN * area + i] = 1.0,
+            Some(_) => out[OPPONENT * area + i] = 1.0,
             None if me == Color::Black && board.rule() == Rule::Renju && board.is_forbidden(p) => {
-                out[2 * area + i] = 1.0
+                out[FORBIDDEN * area + i] = 1.0
             }
             None => {}
         }

@@ -97,9 +97,8 @@ pub fn masked_softmax(board: &Board, logits: &[f32], policy: &mut [f32]) {
 /// If `planes` is shorter than three planes of `policy.len()` points (a caller bug).
 pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32]) {
     let area = policy.len();
-    let (own, rest) = planes.split_at(area);
-    let (opp, rest) = rest.split_at(area);
-    let forbidden = &rest[..area];
+    let plane = |k: usize| &planes[k * area..(k + 1) * area];
+    let (own, opp, forbidden) = (plane(features::OWN), plane(features::OPPONENT), plane(features::FORBIDDEN));
     let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
     let mut n = 0;
     for i in 0..area.min(legal.len()) {

@@ -26,12 +26,16 @@ const NOTABLE: u16 = (1 << Pattern::Overline as u16)
     | (1 << Pattern::DoubleFour as u16)
     | (1 << Pattern::Five as u16);
 
+/// Does any line through `p` hold a `NOTABLE` pattern for black? When not, `p` is allowed.
+#[inline]
+fn notable(board: &Board, p: Pos) -> bool {
+    let patterns = board.threats(p, Color::Black).patterns;
+    patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16)) & NOTABLE != 0
+}
+
+/// The verdict from patterns alone (callers have already seen a `notable` pattern).
 fn quick_verdict(board: &Board, p: Pos) -> Verdict {
     let patterns = board.threats(p, Color::Black).patterns;
-    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
-    if seen & NOTABLE == 0 {
-        return Verdict::Allowed;
-    }
     if patterns.contains(&Pattern::Five) {
         return Verdict::Allowed;
     }
@@ -55,17 +59,13 @@ fn quick_verdict(board: &Board, p: Pos) -> Verdict {
 /// plainly allowed.
 #[inline]
 pub(crate) fn is_forbidden(board: &Board, p: Pos) -> bool {
-    let patterns = board.threats(p, Color::Black).patterns;
-    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
-    seen & NOTABLE != 0 && is_forbidden_slow(board, p)
+    notable(board, p) && is_forbidden_slow(board, p)
 }
 
 /// `is_forbidden` on a board the caller lets us play on and take back (no scratch copy).
 #[inline]
 pub(crate) fn is_forbidden_mut(board: &mut Board, p: Pos) -> bool {
-    let patterns = board.threats(p, Color::Black).patterns;
-    let seen = patterns.iter().fold(0u16, |m, &q| m | (1 << q as u16));
-    seen & NOTABLE != 0 && is_forbidden_in_place(board, p)
+    notable(board, p) && is_forbidden_in_place(board, p)
 }
 
 #[inline(never)]

@@ -100,23 +100,8 @@ pub fn load(path: &Path) -> Result<Checkpoint, StoreError> {
 
 /// Checkpoint files in `dir`, newest epoch first.
 pub fn list(dir: &Path) -> Vec<(u64, PathBuf)> {
-    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let p = e.path();
-            let n = p
-                .file_name()?
-                .to_str()?
-                .strip_prefix("ckpt-")?
-                .strip_suffix(".bin")?
-                .parse()
-                .ok()?;
-            Some((n, p))
-        })
-        .collect();
-    v.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut v = store::numbered_files(dir, "ckpt-", ".bin").unwrap_or_default();
+    v.reverse();
     v
 }
 

@@ -116,14 +116,6 @@ pub struct Replay {
     next_chunk: u64,
 }
 
-fn chunk_number(p: &Path) -> Option<u64> {
-    let name = p.file_name()?.to_str()?;
-    name.strip_prefix("chunk-")?
-        .strip_suffix(".bin")?
-        .parse()
-        .ok()
-}
-
 impl Replay {
     /// Opens (creating) `dir` and loads the newest chunks covering `window` positions. Corrupt
     /// chunks are reported through `warn` and skipped.
@@ -137,12 +129,7 @@ impl Replay {
             source,
         };
         std::fs::create_dir_all(dir).map_err(dir_err)?;
-        let mut chunks: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-            .map_err(dir_err)?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| chunk_number(&e.path()).map(|n| (n, e.path())))
-            .collect();
-        chunks.sort();
+        let chunks = store::numbered_files(dir, "chunk-", ".bin").map_err(dir_err)?;
         let next_chunk = chunks.last().map_or(0, |c| c.0 + 1);
         let mut loaded: Vec<Vec<GameRecord>> = Vec::new();
         let mut positions = 0usize;

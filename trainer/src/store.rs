@@ -6,7 +6,7 @@
 //! Depends on serde/bincode/crc32fast, and on the engine's atomic file write.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Serialize, de::DeserializeOwned};
 
@@ -118,6 +118,31 @@ pub fn decode<T: DeserializeOwned>(
         )));
     }
     Ok(value)
+}
+
+/// The files `<prefix><N><suffix>` of `dir` (checkpoints, replay chunks, ingest ledgers), by
+/// number, ascending.
+pub fn numbered_files(
+    dir: &Path,
+    prefix: &str,
+    suffix: &str,
+) -> std::io::Result<Vec<(u64, PathBuf)>> {
+    let mut v: Vec<(u64, PathBuf)> = fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            let n = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix(prefix)?
+                .strip_suffix(suffix)?
+                .parse()
+                .ok()?;
+            Some((n, p))
+        })
+        .collect();
+    v.sort();
+    Ok(v)
 }
 
 /// Serializes `value` and writes it atomically to `path`.

@@ -95,33 +95,24 @@ fn chunk_path(dir: &Path, n: u64) -> PathBuf {
 pub fn load_ledger(dir: &Path) -> Result<BTreeSet<String>, DistError> {
     let mut ids = BTreeSet::new();
     let folder = dir.join("ingest");
+    // `store::write` goes through `.ingest-N.bin.tmp.<pid>.<k>` and a rename; a SIGKILL in
+    // between leaves a complete-looking ledger that was never committed. Nothing reads it, but
+    // each crash would leave one behind (and anyone auditing the folder would count its ids
+    // twice), so the one train worker of this folder removes them.
     let Ok(rd) = std::fs::read_dir(&folder) else {
         return Ok(ids);
     };
-    let mut files: Vec<(u64, PathBuf)> = rd
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let p = e.path();
-            // `store::write` goes through `.ingest-N.bin.tmp.<pid>.<k>` and a rename; a SIGKILL
-            // in between leaves a complete-looking ledger that was never committed. Nothing reads
-            // it, but each crash would leave one behind (and anyone auditing the folder would
-            // count its ids twice), so the one train worker of this folder removes it.
-            let name = p.file_name()?.to_str()?;
-            if name.starts_with(".ingest-") && name.contains(".bin.tmp.") {
-                let _ = std::fs::remove_file(&p);
-                return None;
-            }
-            let n = p
-                .file_name()?
-                .to_str()?
-                .strip_prefix("ingest-")?
-                .strip_suffix(".bin")?
-                .parse()
-                .ok()?;
-            Some((n, p))
-        })
-        .collect();
-    files.sort();
+    for e in rd.filter_map(|e| e.ok()) {
+        let interrupted = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(".ingest-") && n.contains(".bin.tmp."));
+        if interrupted {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    let files = store::numbered_files(&folder, "ingest-", ".bin")
+        .map_err(|e| DistError::Other(format!("{}: {e}", folder.display())))?;
     for (n, p) in files {
         if !chunk_path(dir, n).exists() {
             std::fs::remove_file(&p)

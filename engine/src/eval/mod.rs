@@ -69,10 +69,18 @@ impl Evaluator for UniformEvaluator {
         for (board, e) in boards.iter().zip(out.iter_mut()) {
             // `legal_mask` writes every point: no zeroing first.
             e.policy.resize(board.width() * board.height(), 0.0);
-            // One legality pass marks the points; the share is known only after it.
-            let n = board.legal_mask(&mut e.policy);
-            let share = 1.0 / n.max(1) as f32;
-            e.policy.iter_mut().for_each(|v| *v *= share);
+            match board.legal_count_without_forbidden() {
+                // Every empty point is legal: one pass writes the share.
+                Some(n) => {
+                    board.legal_mask(&mut e.policy, 1.0 / n.max(1) as f32);
+                }
+                // Forbidden points: the share is known only after the legality pass.
+                None => {
+                    let n = board.legal_mask(&mut e.policy, 1.0);
+                    let share = 1.0 / n.max(1) as f32;
+                    e.policy.iter_mut().for_each(|v| *v *= share);
+                }
+            }
             e.value = 0.0;
         }
     }
@@ -170,7 +178,7 @@ mod tests {
             let slow: Vec<Pos> = b.points().filter(|&p| b.is_legal(p)).collect();
             assert_eq!(b.legal_moves(), slow);
             let mut mask = vec![0.5; b.width() * b.height()];
-            assert_eq!(b.legal_mask(&mut mask), slow.len());
+            assert_eq!(b.legal_mask(&mut mask, 1.0), slow.len());
             for p in b.points() {
                 let want = if b.is_legal(p) { 1.0 } else { 0.0 };
                 assert_eq!(mask[b.dense_index(p)], want);

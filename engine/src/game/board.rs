@@ -300,10 +300,18 @@ impl Board {
         self.for_each_legal(|p, _| out.push(p));
     }
 
-    /// Writes 1.0 on every legal move of the side to move and 0.0 elsewhere into `mask`
+    /// How many legal moves the side to move has when none can be forbidden (every empty point
+    /// is legal); `None` for black under renju.
+    #[inline]
+    pub fn legal_count_without_forbidden(&self) -> Option<usize> {
+        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        (!forbid).then(|| self.width * self.height - self.stones[0] - self.stones[1])
+    }
+
+    /// Writes `on` on every legal move of the side to move and 0.0 elsewhere into `mask`
     /// (row-major, `width * height` long) and returns how many there are. Without forbidden
     /// points to check it has no branch per point.
-    pub fn legal_mask(&self, mask: &mut [f32]) -> usize {
+    pub fn legal_mask(&self, mask: &mut [f32], on: f32) -> usize {
         let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
         let mut n = 0;
         for (y, row) in mask.chunks_exact_mut(self.width).take(self.height).enumerate() {
@@ -312,7 +320,7 @@ impl Board {
             for (x, (m, &c)) in row.iter_mut().zip(cells).enumerate() {
                 let legal = c == Cell::Empty
                     && !(forbid && forbidden::is_forbidden(self, Pos::new(x, y)));
-                *m = if legal { 1.0 } else { 0.0 };
+                *m = if legal { on } else { 0.0 };
                 n += legal as usize;
             }
         }

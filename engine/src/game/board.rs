@@ -7,7 +7,7 @@
 //! both colours from the precomputed tables.
 
 use super::forbidden;
-use super::pattern::{self, CellThreats, FiveRule, PairTable, Pattern};
+use super::pattern::{self, CellThreats, FiveRule, KEY_MASK, PairTable, Pattern, pair_pattern};
 use super::pos::{CELLS, Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, PAD, Pos, Rule, STRIDE};
 use super::zobrist::ZOBRIST;
 
@@ -388,8 +388,10 @@ impl Board {
     #[inline]
     pub fn place_unchecked(&mut self, p: Pos, c: Color) {
         debug_assert!(self.is_on_board(p) && self.is_empty(p), "place_unchecked on {p:?}");
-        self.cells[p.index()] = Cell::stone(c);
-        self.hash ^= ZOBRIST[c.index()][p.index()];
+        // Masking keeps the index provably in range (a no-op for any point on the board).
+        let i = p.index() & (CELLS - 1);
+        self.cells[i] = Cell::stone(c);
+        self.hash ^= ZOBRIST[c.index()][i];
         self.stones[c.index()] += 1;
         self.history.push((p, c));
         self.place_neighbours(p, Cell::stone(c) as u32);
@@ -405,8 +407,9 @@ impl Board {
     /// Takes back the last stone placed.
     pub fn undo(&mut self) -> Option<Pos> {
         let (p, c) = self.history.pop()?;
-        self.cells[p.index()] = Cell::Empty;
-        self.hash ^= ZOBRIST[c.index()][p.index()];
+        let i = p.index() & (CELLS - 1);
+        self.cells[i] = Cell::Empty;
+        self.hash ^= ZOBRIST[c.index()][i];
         self.stones[c.index()] -= 1;
         // The point's own patterns were not touched while it was occupied (only empty points'
         // are), and later stones are gone (last in, first out): they are current already.
@@ -437,66 +440,84 @@ impl Board {
     /// patterns of the empty ones, and saves the patterns they had for `restore_neighbours`.
     #[inline]
     fn place_neighbours(&mut self, p: Pos, code: u32) {
-        let mut saved = [[Pattern::Dead; 2]; NEIGHBOURS];
-        let mut n = 0;
-        Self::for_each_neighbour(p, |d, q, shift| {
-            let key = &mut self.keys[q.index()][d];
-            *key = (*key & !(3 << shift)) | (code << shift);
-            let key = *key;
-            let pats = &mut self.patterns[q.index()];
+        // Saved straight into the stack's new entry: filling a local array and pushing it made
+        // LLVM copy the 80 bytes one by one.
+        self.saved.push([[Pattern::Dead; 2]; NEIGHBOURS]);
+        let Some(saved) = self.saved.last_mut() else { return };
+        let (cells, keys, patterns, pairs) = (&*self.cells, &mut *self.keys, &mut *self.patterns, self.pairs);
+        Self::for_each_neighbour(p, |n, d, q, shift| {
+            let key = (keys[q][d] & !(3 << shift)) | (code << shift);
+            keys[q][d] = key;
+            let pats = &mut patterns[q];
             saved[n] = [pats[0][d], pats[1][d]];
-            n += 1;
-            if self.cells[q.index()] == Cell::Empty {
-                let [b, w] = self.pairs[key as usize];
-                pats[0][d] = b;
-                pats[1][d] = w;
+            if cells[q] == Cell::Empty {
+                [pats[0][d], pats[1][d]] = pair_pattern(pairs[(key & KEY_MASK) as usize]);
             }
         });
-        self.saved.push(saved);
     }
 
     /// Empties `p` in the keys of its 40 line neighbours and puts back the patterns saved when
     /// its stone was placed (every later stone is gone, so they are exactly the current ones).
     #[inline]
     fn restore_neighbours(&mut self, p: Pos) {
-        let Some(saved) = self.saved.pop() else {
+        // Read in place, then dropped: popping first would copy the 80 bytes out.
+        let Some(saved) = self.saved.last() else {
             // Unreachable while history and saved move together; recompute to stay correct.
             self.recompute_neighbours(p);
             return;
         };
-        let mut n = 0;
-        Self::for_each_neighbour(p, |d, q, shift| {
-            self.keys[q.index()][d] &= !(3 << shift);
-            let pats = &mut self.patterns[q.index()];
+        let (keys, patterns) = (&mut *self.keys, &mut *self.patterns);
+        Self::for_each_neighbour(p, |n, d, q, shift| {
+            keys[q][d] &= !(3 << shift);
+            let pats = &mut patterns[q];
             [pats[0][d], pats[1][d]] = saved[n];
-            n += 1;
         });
+        self.saved.pop();
     }
 
-    /// Calls `f(direction, cell, key shift)` for the 40 line neighbours of `p` (5 each way in 4
-    /// directions), always in the same order: `restore_neighbours` relies on it. `p` sits at
-    /// offset -k from the cell k steps ahead and at +k from the one behind; the shift is where
-    /// `p`'s two bits live in that cell's line key.
+    /// Calls `f(n, direction, cell index, key shift)` for the 40 line neighbours of `p` (5 each
+    /// way in 4 directions), `n` counting them in a fixed order: `restore_neighbours` relies on
+    /// it. `p` sits at offset -k from the cell k steps ahead and at +k from the one behind; the
+    /// shift is where `p`'s two bits live in that cell's line key.
+    ///
+    /// Written out in full rather than as loops: LLVM kept the inner loop rolled, and with every
+    /// `n`, direction and shift a constant the indexing needs no bounds checks. Cell indices are
+    /// masked to the cell array, a no-op for a point on the board (the padding holds its whole
+    /// window), so they need none either.
     #[inline(always)]
-    fn for_each_neighbour(p: Pos, mut f: impl FnMut(usize, Pos, u32)) {
-        for (d, &step) in DIRECTIONS.iter().enumerate() {
-            for k in 1..=5isize {
-                for (q, offset) in [(p.offset(k * step), -k), (p.offset(-k * step), k)] {
-                    f(d, q, 2 * pattern::slot(offset));
-                }
-            }
+    fn for_each_neighbour(p: Pos, mut f: impl FnMut(usize, usize, usize, u32)) {
+        let base = p.index();
+        macro_rules! pair {
+            ($d:literal, $k:literal) => {
+                let step = DIRECTIONS[$d] * $k;
+                let n = ($d * 5 + $k - 1) * 2;
+                f(n, $d, base.wrapping_add_signed(step) & (CELLS - 1), 2 * pattern::slot(-$k));
+                f(n + 1, $d, base.wrapping_add_signed(-step) & (CELLS - 1), 2 * pattern::slot($k));
+            };
         }
+        macro_rules! line {
+            ($d:literal) => {
+                pair!($d, 1);
+                pair!($d, 2);
+                pair!($d, 3);
+                pair!($d, 4);
+                pair!($d, 5);
+            };
+        }
+        line!(0);
+        line!(1);
+        line!(2);
+        line!(3);
     }
 
     /// Empties `p` in its neighbours' keys and looks their patterns up (the slow way back).
     fn recompute_neighbours(&mut self, p: Pos) {
-        Self::for_each_neighbour(p, |d, q, shift| {
-            let key = &mut self.keys[q.index()][d];
+        Self::for_each_neighbour(p, |_, d, q, shift| {
+            let key = &mut self.keys[q][d];
             *key &= !(3 << shift);
             let key = *key;
-            if self.cells[q.index()] == Cell::Empty {
-                [self.patterns[q.index()][0][d], self.patterns[q.index()][1][d]] =
-                    self.pairs[key as usize];
+            if self.cells[q] == Cell::Empty {
+                [self.patterns[q][0][d], self.patterns[q][1][d]] = pair_pattern(self.pairs[(key & KEY_MASK) as usize]);
             }
         });
         self.refresh_patterns(p);
@@ -504,7 +525,7 @@ impl Board {
 
     fn refresh_patterns(&mut self, p: Pos) {
         for d in 0..4 {
-            let [b, w] = self.pairs[self.keys[p.index()][d] as usize];
+            let [b, w] = pair_pattern(self.pairs[(self.keys[p.index()][d] & KEY_MASK) as usize]);
             self.patterns[p.index()][0][d] = b;
             self.patterns[p.index()][1][d] = w;
         }

@@ -42,7 +42,7 @@ pub(crate) struct Worker {
     collided: Vec<u32>,
     collided_len: Vec<usize>,
     scratch: Vec<Pos>,
-    kept: Vec<(Pos, f32)>,
+    kept: Kept,
 }
 
 impl Worker {
@@ -58,7 +58,7 @@ impl Worker {
             collided: Vec::new(),
             collided_len: Vec::new(),
             scratch: Vec::new(),
-            kept: Vec::new(),
+            kept: Kept::default(),
         }
     }
 
@@ -223,30 +223,25 @@ impl Worker {
                 None
             };
             let board = &mut self.boards[i];
-            self.kept.clear();
+            let kept = &mut self.kept;
             let (value, proven) = match &verdict {
                 Verdict::Win(moves) => {
-                    let share = 1.0 / moves.len() as f32;
-                    self.kept.extend(moves.iter().map(|&p| (p, share)));
+                    kept.set_equal(moves);
                     (-1.0, -1)
                 }
                 Verdict::Loss => {
-                    if let Some(e) = eval {
-                        policy_moves(board, &e.policy, &mut self.kept);
-                    }
+                    kept.set_policy(board, eval);
                     (1.0, 1)
                 }
                 Verdict::MustBlock(p) => {
-                    self.kept.push((*p, 1.0));
+                    kept.set_equal(std::slice::from_ref(p));
                     (
                         -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
                         UNPROVEN,
                     )
                 }
                 Verdict::Open => {
-                    if let Some(e) = eval {
-                        policy_moves(board, &e.policy, &mut self.kept);
-                    }
+                    kept.set_policy(board, eval);
                     (
                         -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
                         UNPROVEN,
@@ -254,14 +249,13 @@ impl Worker {
                 }
             };
             let mut proven = proven;
-            if self.kept.is_empty() && proven == UNPROVEN {
+            if kept.moves.is_empty() && proven == UNPROVEN {
                 // The evaluator offered nothing playable: fall back to the legal moves, if any.
-                let legal = board.legal_moves();
-                if legal.is_empty() {
+                board.legal_moves_into(&mut self.scratch);
+                if self.scratch.is_empty() {
                     proven = 0;
                 } else {
-                    let share = 1.0 / legal.len() as f32;
-                    self.kept.extend(legal.into_iter().map(|p| (p, share)));
+                    kept.set_equal(&self.scratch);
                 }
             }
             let value = if proven == UNPROVEN {
@@ -306,58 +300,98 @@ enum Outcome {
     Full,
 }
 
-/// The playable moves of a policy, renormalised, in board order. Occupied points and (renju)
-/// black's forbidden points are dropped whatever the evaluator said.
-fn policy_moves(board: &mut Board, policy: &[f32], out: &mut Vec<(Pos, f32)>) {
-    out.clear();
-    let (w, h) = (board.width(), board.height());
-    let filter = tactics::filters_forbidden(board);
-    if filter {
-        // Rows and columns by counters: no division per point.
-        for (y, row) in policy.chunks(w).take(h).enumerate() {
-            for (x, &p) in row.iter().enumerate() {
+/// The moves a new leaf keeps and their weights, before they become edges: structure of arrays,
+/// so summing the weights and writing the edges are plain passes over contiguous numbers.
+#[derive(Default)]
+struct Kept {
+    moves: Vec<Pos>,
+    weights: Vec<f32>,
+    /// What the weights sum to (`expand` divides by it).
+    total: f32,
+}
+
+impl Kept {
+    /// `moves`, equally likely.
+    fn set_equal(&mut self, moves: &[Pos]) {
+        self.moves.clear();
+        self.moves.extend_from_slice(moves);
+        self.weights.clear();
+        self.weights.resize(moves.len(), 1.0);
+        self.total = moves.len() as f32;
+    }
+
+    /// The playable moves of an evaluation's policy, in board order (nothing without an
+    /// evaluation, or when their probabilities do not sum to a positive number). Occupied points
+    /// and (renju) black's forbidden points are dropped whatever the evaluator said.
+    fn set_policy(&mut self, board: &mut Board, eval: Option<&Evaluation>) {
+        self.total = 0.0;
+        let Some(Evaluation { policy, .. }) = eval else {
+            self.moves.clear();
+            self.weights.clear();
+            return;
+        };
+        let (w, h) = (board.width(), board.height());
+        let cells = policy.len().min(w * h);
+        if tactics::filters_forbidden(board) {
+            self.moves.clear();
+            self.weights.clear();
+            for (i, &p) in policy[..cells].iter().enumerate() {
                 // `p > 0` is false for NaN too: a broken evaluator cannot smuggle a NaN prior in.
                 if p > 0.0 {
-                    let pos = Pos::new(x, y);
+                    let pos = board.from_dense(i);
                     if board.is_empty(pos) && !board.is_forbidden_mut(pos) {
-                        out.push((pos, p));
+                        self.moves.push(pos);
+                        self.weights.push(p);
                     }
                 }
             }
+        } else {
+            // No forbidden points: every point is written and kept by moving the end, so stones
+            // scattered over the board cost no mispredicted branch. (The buffers keep their last
+            // length: growing them fills only the difference.)
+            self.moves.resize(cells, Pos::NONE);
+            self.weights.resize(cells, 0.0);
+            let (moves, weights) = (&mut self.moves[..cells], &mut self.weights[..cells]);
+            let mut n = 0;
+            for (y, row) in policy[..cells].chunks(w).enumerate() {
+                for (x, &p) in row.iter().enumerate() {
+                    let pos = Pos::new(x, y);
+                    let keep = (p > 0.0) & board.is_empty(pos);
+                    // `n` never passes the point being read: the writes stay in bounds.
+                    moves[n] = pos;
+                    weights[n] = p;
+                    n += keep as usize;
+                }
+            }
+            self.moves.truncate(n);
+            self.weights.truncate(n);
         }
-    } else {
-        // No forbidden points: every point is written and kept by moving the end, so stones
-        // scattered over the board cost no mispredicted branch.
-        out.resize(policy.len().min(w * h), (Pos::NONE, 0.0));
-        let mut n = 0;
-        for (y, row) in policy.chunks(w).take(h).enumerate() {
-            for (x, &p) in row.iter().enumerate() {
-                let pos = Pos::new(x, y);
-                let keep = (p > 0.0) & board.is_empty(pos);
-                out[n] = (pos, p);
-                n += keep as usize;
+        // Eight partial sums, not one chain of ~200 dependent additions (whole chunks apart
+        // from the rest, so the eight stay in registers).
+        let mut lanes = [0.0f32; 8];
+        let chunks = self.weights.chunks_exact(8);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            for (l, &p) in lanes.iter_mut().zip(chunk) {
+                *l += p;
             }
         }
-        out.truncate(n);
-    }
-    // Eight partial sums, not one chain of ~200 dependent additions.
-    let mut lanes = [0.0f32; 8];
-    for chunk in out.chunks(8) {
-        for (l, &(_, p)) in lanes.iter_mut().zip(chunk) {
+        for (l, &p) in lanes.iter_mut().zip(rest) {
             *l += p;
         }
-    }
-    let sum: f32 = lanes.iter().sum();
-    if sum > 0.0 && sum.is_finite() {
-        out.iter_mut().for_each(|(_, p)| *p /= sum);
-    } else {
-        out.clear();
+        let sum: f32 = lanes.iter().sum();
+        if sum > 0.0 && sum.is_finite() {
+            self.total = sum;
+        } else {
+            self.moves.clear();
+            self.weights.clear();
+        }
     }
 }
 
-/// Gives `node` its edges (unless the budget refuses: it then stays unexpanded and only its
-/// value counts) and its proven value.
-fn expand(tree: &mut Tree, node: u32, moves: &[(Pos, f32)], proven: i8) {
+/// Gives `node` its edges, the kept weights over their total as priors (unless the budget
+/// refuses: it then stays unexpanded and only its value counts), and its proven value.
+fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: i8) {
     let n = &mut tree.nodes[node as usize];
     if proven != UNPROVEN {
         n.proven = proven;
@@ -365,27 +399,36 @@ fn expand(tree: &mut Tree, node: u32, moves: &[(Pos, f32)], proven: i8) {
     if n.state == State::Expanded {
         return;
     }
-    if !tree.reserve(0, moves.len()) {
+    let len = kept.moves.len();
+    if !tree.reserve(0, len) {
         tree.nodes[node as usize].state = State::Fresh;
         return;
     }
     let first = tree.edges.len() as u32;
-    tree.edges.extend(moves.iter().map(|&(mv, p)| Edge {
+    let total = kept.total;
+    // Separate passes over plain arrays: each one is a simple loop the compiler vectorises.
+    tree.edges.extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
         mv,
-        prior: quantize_prior(p),
+        prior: quantize_prior(p / total),
         child: NO_NODE,
     }));
     sort_edges(&mut tree.edges[first as usize..]);
     let n = &mut tree.nodes[node as usize];
     n.first_edge = first;
-    n.n_edges = moves.len() as u16;
+    n.n_edges = len as u16;
     n.state = State::Expanded;
 }
 
 /// Orders edges by prior, largest first, ties by board index: the order selection relies on.
 pub(crate) fn sort_edges(edges: &mut [Edge]) {
     // Already ordered (equal priors come in board order) is common: one pass to see it.
-    if !edges.is_sorted_by_key(|e| (u16::MAX - e.prior, e.mv)) {
-        edges.sort_by_key(|e| (u16::MAX - e.prior, e.mv));
+    if !edges.is_sorted_by_key(sort_key) {
+        edges.sort_by_key(sort_key);
     }
+}
+
+/// The edge order as one integer: prior descending, then board index.
+#[inline]
+fn sort_key(e: &Edge) -> u32 {
+    (u32::from(u16::MAX - e.prior) << 16) | e.mv.index() as u32
 }

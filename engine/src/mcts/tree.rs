@@ -34,8 +34,9 @@ impl Edge {
 /// Quantises a probability for `Edge::prior`; any positive prior stays positive.
 #[inline]
 pub(crate) fn quantize_prior(p: f32) -> u16 {
-    // `as` saturates and maps NaN to 0; the max keeps a positive prior positive.
-    ((p.clamp(0.0, 1.0) * 65535.0 + 0.5) as u16).max(1)
+    // `as` saturates (so no clamp to [0, 1] first) and maps NaN to 0; the max keeps a positive
+    // prior positive.
+    ((p * 65535.0 + 0.5) as u16).max(1)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -411,6 +411,10 @@ mod tests {
             child: 0,
         };
         assert!((e.prior() - 0.25).abs() < 1e-4);
+        // Out-of-range input saturates (there is no clamp before the cast).
+        for (p, want) in [(f32::NAN, 1), (-0.5, 1), (2.0, 65535), (f32::INFINITY, 65535)] {
+            assert_eq!(quantize_prior(p), want, "{p}");
+        }
     }
 
     #[test]

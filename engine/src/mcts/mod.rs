@@ -206,6 +206,8 @@ pub struct Search {
     /// network (a `medium` model on one CPU core takes hundreds of ms per batch) starting one
     /// just before the deadline is what makes an engine late.
     eval_ns: AtomicU64,
+    /// PUCT exploration factors for small visit counts, from the configuration.
+    explore_small: Box<[f32]>,
 }
 
 fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
@@ -227,6 +229,7 @@ impl Search {
             noise_done: false,
             rng: SplitMix64::new(config.seed),
         };
+        let explore_small = tree::explore_table(config.c_puct_init, config.c_puct_base);
         Search {
             config,
             evaluator,
@@ -234,6 +237,7 @@ impl Search {
             root,
             stepper: None,
             eval_ns: AtomicU64::new(0),
+            explore_small,
         }
     }
 
@@ -324,18 +328,8 @@ impl Search {
         true
     }
 
-    fn ctx(&self) -> Ctx {
-        Ctx {
-            puct: Puct {
-                c_init: self.config.c_puct_init,
-                c_base: self.config.c_puct_base,
-                fpu_reduction: self.config.fpu_reduction,
-                fpu_reduction_root: self.config.fpu_reduction_root,
-                virtual_loss: self.config.virtual_loss,
-            },
-            tactics: self.config.tactics,
-            vcf_budget: self.config.vcf_budget,
-        }
+    fn ctx(&self) -> Ctx<'_> {
+        ctx_of(&self.config, &self.explore_small)
     }
 
     fn batch_size(&self) -> usize {
@@ -447,7 +441,7 @@ impl Search {
     /// proven, tactics) are resolved in `apply`, which must follow every call, even when the
     /// returned list is empty.
     pub fn gather_leaves(&mut self, n: usize) -> Vec<LeafRequest> {
-        let ctx = self.ctx();
+        let ctx = ctx_of(&self.config, &self.explore_small);
         let mut w = match self.stepper.take() {
             Some(w) => w,
             None => Worker::new(&self.root),
@@ -625,6 +619,23 @@ impl Search {
         let r = self.result();
         let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
         sample(&r, temperature, s.rng.unit())
+    }
+}
+
+/// The worker's view of the configuration (a free function: borrowing two fields, not the whole
+/// search, leaves the step-wise API free to take its stepper and tree).
+fn ctx_of<'a>(config: &MctsConfig, explore_small: &'a [f32]) -> Ctx<'a> {
+    Ctx {
+        puct: Puct {
+            c_init: config.c_puct_init,
+            c_base: config.c_puct_base,
+            fpu_reduction: config.fpu_reduction,
+            fpu_reduction_root: config.fpu_reduction_root,
+            virtual_loss: config.virtual_loss,
+            explore_small,
+        },
+        tactics: config.tactics,
+        vcf_budget: config.vcf_budget,
     }
 }
 

@@ -97,12 +97,38 @@ pub(crate) const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
 
 /// Search parameters the selection rule needs.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Puct {
+pub(crate) struct Puct<'a> {
     pub c_init: f32,
     pub c_base: f32,
     pub fpu_reduction: f32,
     pub fpu_reduction_root: f32,
     pub virtual_loss: f32,
+    /// `explore(n)` for the first `n` (see `explore_table`).
+    pub explore_small: &'a [f32],
+}
+
+impl Puct<'_> {
+    /// The exploration factor at a parent with `n` visits (in flight included):
+    /// c(n) * sqrt(max(n, 1)), with c(n) = c_init + ln((n + c_base + 1) / c_base).
+    #[inline]
+    pub fn explore(&self, n: u32) -> f32 {
+        match self.explore_small.get(n as usize) {
+            Some(&e) => e,
+            None => explore_formula(self.c_init, self.c_base, n),
+        }
+    }
+}
+
+fn explore_formula(c_init: f32, c_base: f32, n: u32) -> f32 {
+    let n = n as f32;
+    let c = c_init + ((n + c_base + 1.0) / c_base).ln();
+    c * n.max(1.0).sqrt()
+}
+
+/// `explore(n)` for n below 4096, by the same f32 arithmetic: the logarithm is the costliest
+/// step of a selection and most selections are at nodes with few visits.
+pub(crate) fn explore_table(c_init: f32, c_base: f32) -> Box<[f32]> {
+    (0..4096).map(|n| explore_formula(c_init, c_base, n)).collect()
 }
 
 pub(crate) struct Tree {
@@ -214,9 +240,7 @@ impl Tree {
         let node = &self.nodes[parent as usize];
         let first = node.first_edge as usize;
         let edges = &self.edges[first..first + node.n_edges as usize];
-        let n_parent = (node.visits + node.in_flight) as f32;
-        let c = p.c_init + ((n_parent + p.c_base + 1.0) / p.c_base).ln();
-        let explore = c * n_parent.max(1.0).sqrt();
+        let explore = p.explore(node.visits + node.in_flight);
         // The parent's value is stored from its mover's view; the selector is the other player.
         let parent_q = -node.q() as f32;
         let reduction = if is_root {

@@ -8,12 +8,12 @@
 use super::tactics::{self, Verdict};
 use super::tree::{Edge, NO_NODE, Puct, State, Tree, UNPROVEN, quantize_prior};
 use crate::eval::{Evaluation, Evaluator};
-use crate::game::{Board, Pos};
+use crate::game::{Board, Cell, Pos};
 
 /// What the worker needs to know besides the tree.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Ctx {
-    pub puct: Puct,
+pub(crate) struct Ctx<'a> {
+    pub puct: Puct<'a>,
     pub tactics: bool,
     pub vcf_budget: u32,
 }
@@ -354,9 +354,10 @@ impl Kept {
             let (moves, weights) = (&mut self.moves[..cells], &mut self.weights[..cells]);
             let mut n = 0;
             for (y, row) in policy[..cells].chunks(w).enumerate() {
-                for (x, &p) in row.iter().enumerate() {
+                let row_cells = board.row_cells(y);
+                for (x, (&p, &c)) in row.iter().zip(row_cells).enumerate() {
                     let pos = Pos::new(x, y);
-                    let keep = (p > 0.0) & board.is_empty(pos);
+                    let keep = (p > 0.0) & (c == Cell::Empty);
                     // `n` never passes the point being read: the writes stay in bounds.
                     moves[n] = pos;
                     weights[n] = p;

@@ -300,11 +300,17 @@ impl Board {
         self.for_each_legal(|p, _| out.push(p));
     }
 
+    /// Can some empty points be illegal for the side to move (black under renju)?
+    #[inline]
+    pub fn side_has_forbidden_points(&self) -> bool {
+        self.rule == Rule::Renju && self.side_to_move() == Color::Black
+    }
+
     /// How many legal moves the side to move has when none can be forbidden (every empty point
     /// is legal); `None` for black under renju.
     #[inline]
     pub fn legal_count_without_forbidden(&self) -> Option<usize> {
-        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        let forbid = self.side_has_forbidden_points();
         (!forbid).then(|| self.width * self.height - self.stones[0] - self.stones[1])
     }
 
@@ -312,7 +318,7 @@ impl Board {
     /// (row-major, `width * height` long) and returns how many there are. Without forbidden
     /// points to check it has no branch per point.
     pub fn legal_mask(&self, mask: &mut [f32], on: f32) -> usize {
-        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        let forbid = self.side_has_forbidden_points();
         let mut n = 0;
         for (y, row) in mask.chunks_exact_mut(self.width).take(self.height).enumerate() {
             let cells = self.row_cells(y);
@@ -344,7 +350,7 @@ impl Board {
     /// Calls `f(point, dense index)` for every legal move of the side to move, in board order.
     #[inline]
     pub fn for_each_legal(&self, mut f: impl FnMut(Pos, usize)) {
-        let forbid = self.rule == Rule::Renju && self.side_to_move() == Color::Black;
+        let forbid = self.side_has_forbidden_points();
         let mut i = 0;
         for y in 0..self.height {
             let row = Pos::new(0, y);

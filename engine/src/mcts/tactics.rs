@@ -4,7 +4,7 @@
 //!
 //! Depends on `game` only (and on `tss` through `vcf_first_move`); never on evaluators.
 
-use crate::game::{Board, Color, Pos, Rule};
+use crate::game::{Board, Color, Pos};
 
 /// What the tactics say about a leaf, for its side to move.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,10 +65,4 @@ pub(crate) fn vcf_first_move(board: &mut Board, attacker: Color, budget: u32) ->
     crate::tss::vcf(board, attacker, crate::tss::Budget::nodes(budget as u64))?
         .first()
         .copied()
-}
-
-/// Is the rule one where the MCTS must filter black's forbidden points itself?
-#[inline]
-pub(crate) fn filters_forbidden(board: &Board) -> bool {
-    board.rule() == Rule::Renju && board.side_to_move() == Color::Black
 }

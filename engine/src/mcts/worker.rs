@@ -332,7 +332,7 @@ impl Kept {
         };
         let (w, h) = (board.width(), board.height());
         let cells = policy.len().min(w * h);
-        if tactics::filters_forbidden(board) {
+        if board.side_has_forbidden_points() {
             self.moves.clear();
             self.weights.clear();
             for (i, &p) in policy[..cells].iter().enumerate() {

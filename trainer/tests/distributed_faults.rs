@@ -220,6 +220,7 @@ fn workers_reconnect_when_redis_restarts() {
         heartbeat_ttl: Duration::from_secs(3),
         wait_model: Duration::from_secs(60),
         give_up_after: Duration::from_secs(30),
+        max_queue: 0,
     };
     let worker = std::thread::spawn(move || selfplay_worker::run(&w, &AtomicBool::new(false)));
 

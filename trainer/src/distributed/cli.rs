@@ -52,6 +52,13 @@ pub enum Command {
         /// Seconds to wait for the first model.
         #[arg(long, default_value_t = 600)]
         wait_model: u64,
+        /// Backpressure: before each batch, wait (polling every 0.5 s) while the games stream
+        /// holds N games or more, so a trainer that ingests slower than the workers produce
+        /// never runs Redis out of memory; no game is ever dropped. The check is per batch, so
+        /// the queue can overshoot N by at most one batch (--parallel-games) per worker.
+        /// 0 disables the limit.
+        #[arg(long, default_value_t = 20_000)]
+        max_queue: u64,
     },
     /// Consume games into the replay store, train, publish models every N steps.
     TrainWorker {
@@ -115,6 +122,7 @@ pub fn run(cmd: Command, s: &Settings) -> anyhow::Result<()> {
             gpus,
             heartbeat_ttl,
             wait_model,
+            max_queue,
         } => {
             threads(s);
             let rule = crate::parse_rule(&s.rule).context("rule")?;
@@ -141,6 +149,7 @@ pub fn run(cmd: Command, s: &Settings) -> anyhow::Result<()> {
                 heartbeat_ttl: Duration::from_secs(heartbeat_ttl),
                 wait_model: Duration::from_secs(wait_model),
                 give_up_after: Duration::from_secs(redis.give_up_after),
+                max_queue,
             };
             let results: Vec<_> = std::thread::scope(|sc| {
                 let handles: Vec<_> = devices
@@ -161,13 +170,16 @@ pub fn run(cmd: Command, s: &Settings) -> anyhow::Result<()> {
                 let sum = r.with_context(|| format!("selfplay-worker {id}"))?;
                 eprintln!(
                     "selfplay-worker {id}: {} games, {} positions, model v{} ({} swaps), \
-                     play {:.1} s, queue {:.1} ms/game, {} reconnects",
+                     play {:.1} s, queue {:.1} ms/game, waited for the trainer {:.1} s \
+                     ({} times), {} reconnects",
                     sum.games,
                     sum.positions,
                     sum.last_model,
                     sum.model_swaps,
                     sum.play_seconds,
                     sum.push_seconds * 1000.0 / sum.games.max(1) as f64,
+                    sum.queue_wait_seconds,
+                    sum.queue_waits,
                     sum.reconnects
                 );
             }

@@ -39,7 +39,7 @@ impl Snapshot {
 
 pub fn snapshot(q: &mut Queue) -> Result<Snapshot, DistError> {
     let mut s = Snapshot {
-        queue_depth: q.redis.run(cmd("XLEN").arg(q.keys.games()))?,
+        queue_depth: q.queue_depth()?,
         ..Snapshot::default()
     };
     s.pending = q.pending_count()?;
@@ -144,7 +144,7 @@ pub fn render(s: &Snapshot, prev: Option<(&Snapshot, f64)>) -> String {
         let up = now.saturating_sub(started).max(1);
         let _ = writeln!(
             out,
-            "  {:<20} {:<8} model v{:<5} games {:<7} {:>8.1} games/h  device {}{}",
+            "  {:<20} {:<8} model v{:<5} games {:<7} {:>8.1} games/h  device {}{}{}",
             w.id,
             get("role"),
             get("model"),
@@ -154,7 +154,12 @@ pub fn render(s: &Snapshot, prev: Option<(&Snapshot, f64)>) -> String {
             w.fields
                 .get("steps")
                 .map(|s| format!("  steps {s}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if get("waiting") == "1" {
+                "  waiting: queue full"
+            } else {
+                ""
+            }
         );
     }
     out

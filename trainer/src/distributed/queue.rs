@@ -148,6 +148,13 @@ impl Queue {
         Ok(id)
     }
 
+    /// Games in the stream (XLEN): waiting plus delivered-but-unacknowledged, since the consumer
+    /// deletes an entry when it acknowledges it. A missing stream is 0. Self-play workers hold
+    /// back on it and the monitor shows it, so both read the same number.
+    pub fn queue_depth(&mut self) -> Result<u64, DistError> {
+        self.redis.run(cmd("XLEN").arg(self.keys.games()))
+    }
+
     /// Creates the consumer group (and stream) if missing; a group that exists is fine.
     pub fn ensure_group(&mut self) -> Result<(), DistError> {
         let r: Result<(), DistError> = self.redis.run(

@@ -3,6 +3,12 @@
 //! swapped between batches (never inside one), a heartbeat thread keeps `{p}:worker:{id}` alive,
 //! and a lost Redis is waited for (conn's backoff) rather than fatal.
 //!
+//! Backpressure: before each batch the worker reads the queue depth and, while it is at
+//! `max_queue` or more, waits for the trainer instead of playing. Old entries are never trimmed
+//! (games already produced are kept), so this wait is what keeps Redis's memory bounded. The
+//! check comes before a batch, so the queue can overshoot the limit by at most one batch per
+//! worker.
+//!
 //! Depends on `queue`, `payload`, `selfplay`, `net_eval`, `checkpoint`.
 
 use std::sync::Arc;
@@ -36,7 +42,12 @@ pub struct SelfPlayWorkerOptions {
     /// How long to wait for the first published model.
     pub wait_model: Duration,
     pub give_up_after: Duration,
+    /// Hold back while the games stream holds this many games or more (0: no limit).
+    pub max_queue: u64,
 }
+
+/// How often a waiting worker reads the queue depth again.
+const QUEUE_POLL: Duration = Duration::from_millis(500);
 
 #[derive(Clone, Debug, Default)]
 pub struct WorkerSummary {
@@ -47,6 +58,10 @@ pub struct WorkerSummary {
     pub reconnects: u64,
     pub push_seconds: f64,
     pub play_seconds: f64,
+    /// Time spent waiting for the trainer to drain a full queue.
+    pub queue_wait_seconds: f64,
+    /// How many times the worker found the queue full and waited.
+    pub queue_waits: u64,
 }
 
 struct Loaded {
@@ -68,6 +83,48 @@ fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> 
     })
 }
 
+/// Blocks while the queue holds `max_queue` games or more and `stop` is not set, polling every
+/// `QUEUE_POLL` in short sleeps so a stop is seen within ~50 ms. Returns whether it waited. A
+/// Redis failure while polling goes through conn's reconnect and backoff like any other call.
+fn wait_for_room(
+    q: &mut Queue,
+    o: &SelfPlayWorkerOptions,
+    stop: &AtomicBool,
+    waiting: &AtomicBool,
+    summary: &mut WorkerSummary,
+) -> Result<bool, DistError> {
+    if o.max_queue == 0 {
+        return Ok(false);
+    }
+    let mut depth = q.queue_depth()?;
+    if depth < o.max_queue || stop.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    eprintln!(
+        "selfplay-worker {}: queue at {depth} games (limit {}): waiting for the trainer",
+        o.worker_id, o.max_queue
+    );
+    waiting.store(true, Ordering::Relaxed);
+    summary.queue_waits += 1;
+    let t = Instant::now();
+    let result = (|| {
+        while depth >= o.max_queue && !stop.load(Ordering::Relaxed) {
+            let tick = Instant::now();
+            while tick.elapsed() < QUEUE_POLL && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            depth = q.queue_depth()?;
+        }
+        Ok(true)
+    })();
+    summary.queue_wait_seconds += t.elapsed().as_secs_f64();
+    waiting.store(false, Ordering::Relaxed);
+    result
+}
+
 fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -80,6 +137,7 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
     let boot = q.boot(&o.worker_id)?;
     let games_done = Arc::new(AtomicU64::new(0));
     let model_now = Arc::new(AtomicU64::new(0));
+    let waiting = Arc::new(AtomicBool::new(false));
     let started = now_s();
 
     // Heartbeats from their own connection, so a long batch never looks like a dead worker.
@@ -87,6 +145,7 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
     let hb = {
         let (url, prefix, id) = (o.redis_url.clone(), o.prefix.clone(), o.worker_id.clone());
         let (games, model, stop_hb) = (games_done.clone(), model_now.clone(), hb_stop.clone());
+        let waiting = waiting.clone();
         let ttl = o.heartbeat_ttl;
         let device = format!("{:?}", o.device);
         std::thread::spawn(move || -> Result<(), DistError> {
@@ -102,6 +161,11 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
                     ("boot", boot.to_string()),
                     ("started", started.to_string()),
                     ("seen", now_s().to_string()),
+                    // The monitor shows a worker held back by a full queue as such.
+                    (
+                        "waiting",
+                        u8::from(waiting.load(Ordering::Relaxed)).to_string(),
+                    ),
                 ];
                 // A missed beat is not fatal: the next one (or the reconnect) catches up.
                 let _ = hq.heartbeat(&id, &fields, ttl.as_secs().max(1));
@@ -137,6 +201,13 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
         let mut since_check = 0usize;
         let mut seq = 0u64;
         while !stop.load(Ordering::Relaxed) && o.max_games.is_none_or(|m| summary.games < m) {
+            if wait_for_room(&mut q, o, stop, &waiting, &mut summary)? {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                // The trainer has been training meanwhile: a newer model is likely, so look now.
+                since_check = since_check.max(o.model_check_games.max(1));
+            }
             if since_check >= o.model_check_games.max(1) {
                 since_check = 0;
                 if q.latest_model_version()?

@@ -103,15 +103,22 @@ fn until_waiting(con: &mut redis::Connection, id: &str) {
     }
 }
 
-#[test]
-fn worker_holds_back_while_the_queue_is_full_and_resumes_when_drained() {
+/// A fresh redis-server with a tiny model published and `games` games queued: the server (kept
+/// alive by the caller), its URL and a queue on it.
+fn server_with_queue(games: usize) -> (support::RedisServer, String, Queue) {
     support::watchdog(240);
-    let mut server = support::RedisServer::tcp();
+    let server = support::RedisServer::tcp();
     let url = server.url.clone();
     let mut q = Queue::open(&url, "fz").unwrap();
     publish_tiny_model(&mut q);
+    fill(&mut q, games);
+    (server, url, q)
+}
+
+#[test]
+fn worker_holds_back_while_the_queue_is_full_and_resumes_when_drained() {
     const LIMIT: u64 = 6;
-    fill(&mut q, LIMIT as usize);
+    let (mut server, url, mut q) = server_with_queue(LIMIT as usize);
     let mut con = server.con();
     assert_eq!(xlen(&mut con), LIMIT);
 
@@ -199,12 +206,7 @@ fn worker_holds_back_while_the_queue_is_full_and_resumes_when_drained() {
 
 #[test]
 fn stop_while_waiting_returns_promptly_with_no_games() {
-    support::watchdog(240);
-    let server = support::RedisServer::tcp();
-    let url = server.url.clone();
-    let mut q = Queue::open(&url, "fz").unwrap();
-    publish_tiny_model(&mut q);
-    fill(&mut q, 4);
+    let (server, url, mut q) = server_with_queue(4);
     let mut con = server.con();
     let stop = AtomicBool::new(false);
     let o = worker(&url, "bp-stop", 4, 4);
@@ -231,12 +233,7 @@ fn stop_while_waiting_returns_promptly_with_no_games() {
 
 #[test]
 fn zero_means_no_limit() {
-    support::watchdog(240);
-    let server = support::RedisServer::tcp();
-    let url = server.url.clone();
-    let mut q = Queue::open(&url, "fz").unwrap();
-    publish_tiny_model(&mut q);
-    fill(&mut q, 4);
+    let (server, url, _) = server_with_queue(4);
     let sum = selfplay_worker::run(&worker(&url, "bp-free", 0, 2), &AtomicBool::new(false))
         .expect("worker");
     assert_eq!(sum.games, 2);

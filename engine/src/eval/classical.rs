@@ -56,18 +56,57 @@ impl ScoredMove {
     }
 }
 
+/// A candidate point (empty, near the stones) with both sides' threats there, read once per
+/// position: the move scores and the position's value both come from them.
+struct Candidate {
+    pos: Pos,
+    /// What the side to move makes by playing here, and what the opponent would, with their
+    /// `threat_score`s.
+    mine: CellThreats,
+    theirs: CellThreats,
+    attack: f32,
+    defence: f32,
+    /// Forbidden to the side to move (renju black), or to the opponent.
+    mine_forbidden: bool,
+    theirs_forbidden: bool,
+}
+
+fn candidates(board: &Board) -> Vec<Candidate> {
+    let me = board.side_to_move();
+    board
+        .candidates(2)
+        .into_iter()
+        .map(|p| {
+            // Only black has forbidden points: one check serves whichever side is black.
+            let forbidden = board.is_forbidden(p);
+            let (mine, theirs) = (board.threats(p, me), board.threats(p, me.opp()));
+            Candidate {
+                pos: p,
+                mine,
+                theirs,
+                attack: threat_score(&mine),
+                defence: threat_score(&theirs),
+                mine_forbidden: me == Color::Black && forbidden,
+                theirs_forbidden: me.opp() == Color::Black && forbidden,
+            }
+        })
+        .collect()
+}
+
 /// Legal candidate moves near the stones, scored, best first (ties broken by point, so the order
 /// is reproducible).
 pub fn scored_moves(board: &Board) -> Vec<ScoredMove> {
-    let me = board.side_to_move();
-    let mut moves: Vec<ScoredMove> = board
-        .candidates(2)
-        .into_iter()
-        .filter(|&p| !(me == Color::Black && board.is_forbidden(p)))
-        .map(|p| ScoredMove {
-            pos: p,
-            attack: threat_score(&board.threats(p, me)),
-            defence: threat_score(&board.threats(p, me.opp())),
+    moves_of(board, &candidates(board))
+}
+
+fn moves_of(board: &Board, candidates: &[Candidate]) -> Vec<ScoredMove> {
+    let mut moves: Vec<ScoredMove> = candidates
+        .iter()
+        .filter(|c| !c.mine_forbidden)
+        .map(|c| ScoredMove {
+            pos: c.pos,
+            attack: c.attack,
+            defence: c.defence,
         })
         .collect();
     if moves.is_empty() {
@@ -83,36 +122,42 @@ pub fn scored_moves(board: &Board) -> Vec<ScoredMove> {
 
 /// The position's value for the side to move, in [-1, 1], from the best threats of each side.
 pub fn position_value(board: &Board) -> f32 {
+    value_of(board, &candidates(board))
+}
+
+fn value_of(board: &Board, candidates: &[Candidate]) -> f32 {
     if board.winner().is_some() {
         return -1.0; // the side that just moved won
     }
-    let me = board.side_to_move();
-    let op = me.opp();
     let mut mine = Vec::new();
     let mut theirs = Vec::new();
     let mut their_fives = 0;
-    for p in board.candidates(2) {
-        let t_me = board.threats(p, me);
-        if t_me.makes_five() && !(me == Color::Black && board.is_forbidden(p)) {
+    for c in candidates {
+        if c.mine.makes_five() && !c.mine_forbidden {
             return 0.97;
         }
-        let t_op = board.threats(p, op);
-        if t_op.makes_five() && !(op == Color::Black && board.is_forbidden(p)) {
+        if c.theirs.makes_five() && !c.theirs_forbidden {
             their_fives += 1;
         }
-        if !(me == Color::Black && board.is_forbidden(p)) {
-            mine.push(threat_score(&t_me));
+        if !c.mine_forbidden {
+            mine.push(c.attack);
         }
-        if !(op == Color::Black && board.is_forbidden(p)) {
-            theirs.push(threat_score(&t_op));
+        if !c.theirs_forbidden {
+            theirs.push(c.defence);
         }
     }
     if their_fives >= 2 {
         return -0.97;
     }
+    // The four largest, largest first (the order a full sort gave them, so the same sum).
     let top = |v: &mut Vec<f32>| {
-        v.sort_by(|a, b| b.total_cmp(a));
-        v.iter().take(4).sum::<f32>()
+        let desc = |a: &f32, b: &f32| b.total_cmp(a);
+        if v.len() > 4 {
+            v.select_nth_unstable_by(3, desc);
+            v.truncate(4);
+        }
+        v.sort_by(desc);
+        v.iter().sum::<f32>()
     };
     let my_best = mine.iter().copied().fold(0.0, f32::max);
     if their_fives == 0 && my_best >= 100_000.0 {
@@ -132,8 +177,10 @@ impl ClassicalEvaluator {
     pub fn evaluate_one(board: &Board, out: &mut Evaluation) {
         out.policy.clear();
         out.policy.resize(board.width() * board.height(), 0.0);
-        out.value = position_value(board);
-        let moves = scored_moves(board);
+        // The candidates' threats once, for the value and the prior both.
+        let candidates = candidates(board);
+        out.value = value_of(board, &candidates);
+        let moves = moves_of(board, &candidates);
         let weights: Vec<f32> = moves.iter().map(|m| (m.score() + 1.0).powf(0.75)).collect();
         let sum: f32 = weights.iter().sum();
         for (m, w) in moves.iter().zip(&weights) {

@@ -407,7 +407,8 @@ fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: i8) {
     }
     let first = tree.edges.len() as u32;
     let total = kept.total;
-    // Separate passes over plain arrays: each one is a simple loop the compiler vectorises.
+    // One pass over the two arrays writes the edges, normalised and quantised; sorting is then
+    // usually one pass that finds them in order already.
     tree.edges.extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
         mv,
         prior: quantize_prior(p / total),

@@ -31,12 +31,13 @@ pub fn encode(board: &Board, out: &mut [f32]) {
     assert_eq!(out.len(), PLANES * area, "feature buffer length");
     out.iter_mut().for_each(|v| *v = 0.0);
     let me = board.side_to_move();
+    let forbid = board.side_has_forbidden_points();
     for p in board.points() {
         let i = board.dense_index(p);
         match board.cell(p).color() {
             Some(c) if c == me => out[OWN * area + i] = 1.0,
             Some(_) => out[OPPONENT * area + i] = 1.0,
-            None if me == Color::Black && board.rule() == Rule::Renju && board.is_forbidden(p) => {
+            None if forbid && board.is_forbidden(p) => {
                 out[FORBIDDEN * area + i] = 1.0
             }
             None => {}

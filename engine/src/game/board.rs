@@ -284,7 +284,7 @@ impl Board {
     pub fn is_legal(&self, p: Pos) -> bool {
         self.is_on_board(p)
             && self.is_empty(p)
-            && !(self.side_to_move() == Color::Black && self.is_forbidden(p))
+            && !(self.side_has_forbidden_points() && self.is_forbidden(p))
     }
 
     pub fn legal_moves(&self) -> Vec<Pos> {

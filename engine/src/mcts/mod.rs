@@ -328,10 +328,6 @@ impl Search {
         true
     }
 
-    fn ctx(&self) -> Ctx<'_> {
-        ctx_of(&self.config, &self.explore_small)
-    }
-
     fn batch_size(&self) -> usize {
         let b = if self.config.batch_size == 0 {
             self.evaluator.preferred_batch()
@@ -352,7 +348,7 @@ impl Search {
         }
         let threads = self.config.threads.max(1);
         let batch = self.batch_size();
-        let ctx = self.ctx();
+        let ctx = ctx_of(&self.config, &self.explore_small);
         let this = &*self;
         if threads == 1 {
             let mut w = Worker::new(&this.root);

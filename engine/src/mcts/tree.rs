@@ -388,8 +388,8 @@ impl Tree {
                     *m += e.prior();
                 }
             }
-            // Counts as i32: exact for any count a tree can hold (below 2^24, f32's exact range,
-            // as the scalar conversion needs too).
+            // Counts through i32: the same f32 as the scalar loop's u32 conversion for any count
+            // below 2^31, far beyond what one node can gather.
             let lanes_i32 = |f: &dyn Fn(usize) -> u32| {
                 _mm_set_epi32(f(3) as i32, f(2) as i32, f(1) as i32, f(0) as i32)
             };

@@ -311,11 +311,15 @@ struct Kept {
 }
 
 impl Kept {
+    fn clear(&mut self) {
+        self.moves.clear();
+        self.weights.clear();
+    }
+
     /// `moves`, equally likely.
     fn set_equal(&mut self, moves: &[Pos]) {
-        self.moves.clear();
+        self.clear();
         self.moves.extend_from_slice(moves);
-        self.weights.clear();
         self.weights.resize(moves.len(), 1.0);
         self.total = moves.len() as f32;
     }
@@ -326,22 +330,24 @@ impl Kept {
     fn set_policy(&mut self, board: &mut Board, eval: Option<&Evaluation>) {
         self.total = 0.0;
         let Some(Evaluation { policy, .. }) = eval else {
-            self.moves.clear();
-            self.weights.clear();
+            self.clear();
             return;
         };
         let (w, h) = (board.width(), board.height());
         let cells = policy.len().min(w * h);
         if board.side_has_forbidden_points() {
-            self.moves.clear();
-            self.weights.clear();
-            for (i, &p) in policy[..cells].iter().enumerate() {
-                // `p > 0` is false for NaN too: a broken evaluator cannot smuggle a NaN prior in.
-                if p > 0.0 {
-                    let pos = board.from_dense(i);
-                    if board.is_empty(pos) && !board.is_forbidden_mut(pos) {
-                        self.moves.push(pos);
-                        self.weights.push(p);
+            self.clear();
+            // Rows and columns by counters: no division per point.
+            for (y, row) in policy[..cells].chunks(w).enumerate() {
+                for (x, &p) in row.iter().enumerate() {
+                    // `p > 0` is false for NaN too: a broken evaluator cannot smuggle a NaN
+                    // prior in.
+                    if p > 0.0 {
+                        let pos = Pos::new(x, y);
+                        if board.is_empty(pos) && !board.is_forbidden_mut(pos) {
+                            self.moves.push(pos);
+                            self.weights.push(p);
+                        }
                     }
                 }
             }
@@ -384,8 +390,7 @@ impl Kept {
         if sum > 0.0 && sum.is_finite() {
             self.total = sum;
         } else {
-            self.moves.clear();
-            self.weights.clear();
+            self.clear();
         }
     }
 }

@@ -377,7 +377,9 @@ impl Search {
             || s.tree.nodes.len() >= limits.max_nodes
             || (root.is_proven() && root.state == State::Expanded)
             || limits.stop.load(Ordering::Relaxed)
-            || limits.deadline.is_some_and(|d| Instant::now() + next_batch >= d)
+            || limits
+                .deadline
+                .is_some_and(|d| Instant::now() + next_batch >= d)
     }
 
     fn work(
@@ -426,7 +428,11 @@ impl Search {
     fn note_eval_time(&self, took: Duration) {
         let new = took.as_nanos().min(u64::MAX as u128) as u64;
         let old = self.eval_ns.load(Ordering::Relaxed);
-        let avg = if old == 0 { new } else { (old / 4) * 3 + new / 4 };
+        let avg = if old == 0 {
+            new
+        } else {
+            (old / 4) * 3 + new / 4
+        };
         self.eval_ns.store(avg.max(1), Ordering::Relaxed);
     }
 
@@ -534,6 +540,31 @@ impl Search {
     /// Bytes the tree holds (capacity).
     pub fn tree_bytes(&self) -> usize {
         lock(&self.shared).tree.bytes()
+    }
+
+    /// The root moves whose outcome the search has proven, from the side to move's view (a
+    /// `Win` wins), in edge order. Self-play stores these instead of the visits spent before
+    /// the proof: a proven win's target is the winning moves, never a lost one.
+    pub fn proven_root_moves(&self) -> Vec<(Pos, Proven)> {
+        let s = lock(&self.shared);
+        let tree = &s.tree;
+        if tree.root().state != State::Expanded {
+            return Vec::new();
+        }
+        tree.edges_of(0)
+            .iter()
+            .filter(|e| e.child != NO_NODE)
+            .filter_map(|e| {
+                // A child's value is its mover's, who is the side to move at the root.
+                let proven = match tree.nodes[e.child as usize].proven {
+                    1 => Proven::Win,
+                    0 => Proven::Draw,
+                    -1 => Proven::Loss,
+                    _ => return None,
+                };
+                Some((e.mv, proven))
+            })
+            .collect()
     }
 
     /// The search's current answer.

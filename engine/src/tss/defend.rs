@@ -10,7 +10,13 @@ use super::verify::{Check, verify_shifted};
 use super::{Limits, Proof, Solve, Stats, solve_with};
 use crate::game::{Board, Color, Pos};
 
-pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> Vec<Pos> {
+pub(crate) fn refutations(
+    b: &mut Board,
+    side: Color,
+    proof: &Proof,
+    lim: &mut Limits,
+    stats: &mut Stats,
+) -> Vec<Pos> {
     let opp = side.opp();
     let before = b.hash();
     let moves: Vec<Pos> = b.points().filter(|&p| legal_for(b, p, side)).collect();
@@ -22,8 +28,9 @@ pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut L
             continue;
         }
         b.place_unchecked(m, side);
-        let still_wins =
-            !b.is_five_at(m) && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock()) == Check::Verified;
+        let still_wins = !b.is_five_at(m)
+            && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock())
+                == Check::Verified;
         b.undo();
         if !still_wins {
             survivors.push(m);
@@ -39,7 +46,11 @@ pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut L
         }
         let mut share = lim.share(1, n - i as u64);
         b.place_unchecked(m, side);
-        let lost = !b.is_five_at(m) && matches!(solve_with(b, opp, proof.kind, &mut share, stats), Solve::Win(_));
+        let lost = !b.is_five_at(m)
+            && matches!(
+                solve_with(b, opp, proof.kind, &mut share, stats),
+                Solve::Win(_)
+            );
         b.undo();
         lim.absorb(&share);
         if !lost {

@@ -19,11 +19,7 @@ fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Boar
 
 fn bench_tss(c: &mut Criterion) {
     let mut g = c.benchmark_group("tss");
-    let mut quiet = board(
-        Rule::Renju,
-        &[(7, 7), (8, 9), (5, 6)],
-        &[(8, 8), (6, 6), (9, 7)],
-    );
+    let mut quiet = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
     g.bench_function("vcf_quiet", |b| {
         b.iter(|| solve_vcf(black_box(&mut quiet), Color::Black, Budget::nodes(100_000)))
     });
@@ -33,13 +29,7 @@ fn bench_tss(c: &mut Criterion) {
         &[(4, 5), (0, 0), (0, 14)],
     );
     g.bench_function("vcf_four_three", |b| {
-        b.iter(|| {
-            solve_vcf(
-                black_box(&mut four_three),
-                Color::Black,
-                Budget::nodes(100_000),
-            )
-        })
+        b.iter(|| solve_vcf(black_box(&mut four_three), Color::Black, Budget::nodes(100_000)))
     });
     let mut double_three = board(
         Rule::Freestyle,
@@ -47,13 +37,7 @@ fn bench_tss(c: &mut Criterion) {
         &[(0, 0), (0, 14), (14, 0)],
     );
     g.bench_function("vct_double_three", |b| {
-        b.iter(|| {
-            solve_vct(
-                black_box(&mut double_three),
-                Color::Black,
-                Budget::nodes(1_000_000),
-            )
-        })
+        b.iter(|| solve_vct(black_box(&mut double_three), Color::Black, Budget::nodes(1_000_000)))
     });
     g.finish();
 }

@@ -8,11 +8,11 @@
 //! Search code (`game`, `eval::classical`, later `tss` and `mcts`) never names an inference
 //! runtime; it sees positions and the `Evaluator` trait only.
 
-pub mod bench;
-pub mod brain;
-pub mod eval;
 pub mod game;
-pub mod mcts;
-pub mod net;
-pub mod time;
 pub mod tss;
+pub mod net;
+pub mod eval;
+pub mod mcts;
+pub mod time;
+pub mod brain;
+pub mod bench;

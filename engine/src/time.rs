@@ -21,11 +21,7 @@ pub struct TimeLimits {
 impl Default for TimeLimits {
     fn default() -> Self {
         // Piskvork's defaults when nothing is sent: 30 s a move, 180 s a game.
-        TimeLimits {
-            timeout_turn_ms: Some(30_000),
-            timeout_match_ms: Some(180_000),
-            time_left_ms: None,
-        }
+        TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(180_000), time_left_ms: None }
     }
 }
 
@@ -51,10 +47,7 @@ impl TimeLimits {
         let mut hard = i64::MAX;
         if let Some(turn) = self.timeout_turn_ms {
             if turn <= 0 {
-                return MoveBudget {
-                    soft: Duration::ZERO,
-                    hard: Duration::from_millis(10),
-                };
+                return MoveBudget { soft: Duration::ZERO, hard: Duration::from_millis(10) };
             }
             // Keep 20% (at least 80 ms) of the turn limit back: on a saturated 2-core machine the
             // reply can wait hundreds of milliseconds for the scheduler after the search stops.
@@ -76,10 +69,7 @@ impl TimeLimits {
         }
         let hard = hard.clamp(5, 3_600_000);
         let soft = soft.clamp(1, hard);
-        MoveBudget {
-            soft: Duration::from_millis(soft as u64),
-            hard: Duration::from_millis(hard as u64),
-        }
+        MoveBudget { soft: Duration::from_millis(soft as u64), hard: Duration::from_millis(hard as u64) }
     }
 }
 
@@ -89,11 +79,7 @@ mod tests {
 
     #[test]
     fn turn_limit_bounds_the_hard_limit() {
-        let t = TimeLimits {
-            timeout_turn_ms: Some(1000),
-            timeout_match_ms: Some(0),
-            time_left_ms: None,
-        };
+        let t = TimeLimits { timeout_turn_ms: Some(1000), timeout_match_ms: Some(0), time_left_ms: None };
         let b = t.budget(10, 225);
         assert!(b.hard <= Duration::from_millis(800));
         assert!(b.soft <= b.hard);
@@ -101,11 +87,7 @@ mod tests {
 
     #[test]
     fn match_clock_is_shared() {
-        let t = TimeLimits {
-            timeout_turn_ms: Some(30_000),
-            timeout_match_ms: Some(30_000),
-            time_left_ms: Some(6_000),
-        };
+        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(30_000), time_left_ms: Some(6_000) };
         let b = t.budget(20, 225);
         assert!(b.soft <= Duration::from_millis(500), "{b:?}");
         assert!(b.hard <= Duration::from_millis(2_000));
@@ -113,17 +95,9 @@ mod tests {
 
     #[test]
     fn zero_or_negative_time_still_answers() {
-        let t = TimeLimits {
-            timeout_turn_ms: Some(0),
-            timeout_match_ms: None,
-            time_left_ms: None,
-        };
+        let t = TimeLimits { timeout_turn_ms: Some(0), timeout_match_ms: None, time_left_ms: None };
         assert!(t.budget(0, 225).hard <= Duration::from_millis(10));
-        let t = TimeLimits {
-            timeout_turn_ms: Some(5000),
-            timeout_match_ms: Some(100_000),
-            time_left_ms: Some(-50),
-        };
+        let t = TimeLimits { timeout_turn_ms: Some(5000), timeout_match_ms: Some(100_000), time_left_ms: Some(-50) };
         let b = t.budget(0, 225);
         assert!(b.hard <= Duration::from_millis(5));
     }

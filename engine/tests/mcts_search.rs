@@ -187,7 +187,7 @@ fn five_in_one_is_found_with_and_without_tactics() {
 
 #[test]
 fn proven_root_moves_name_the_winning_fives() {
-    // Black to move has a five at 4,7 or 9,7; white threatens nothing yet.
+    // Black to move has a five at 4,7 or 9,7.
     let board = board_with(
         Rule::Freestyle,
         &[(5, 7), (6, 7), (7, 7), (8, 7)],
@@ -505,25 +505,11 @@ fn a_batch_that_would_end_past_the_deadline_is_not_started() {
     // 300 ms batches and a 700 ms deadline: after two batches (600 ms) a third would end at
     // 900 ms, so the search stops at ~600 ms instead of answering 200 ms late. The bound sits
     // half way (800 ms): a loaded machine's late wake-ups do not fail it, a third batch does.
-    let mut s = Search::new(
-        MctsConfig {
-            threads: 1,
-            ..MctsConfig::default()
-        },
-        Arc::new(SlowNet {
-            delay: Duration::from_millis(300),
-        }),
-    );
+    let mut s = Search::new(MctsConfig { threads: 1, ..MctsConfig::default() }, Arc::new(SlowNet { delay: Duration::from_millis(300) }));
     s.set_position(&position(Rule::Freestyle, 10));
     let t = Instant::now();
     let r = s.run(&SearchLimits::time(Duration::from_millis(700)));
     let took = t.elapsed();
-    assert!(
-        r.visits > 0 && r.best != Pos::NONE,
-        "two batches were searched"
-    );
-    assert!(
-        took < Duration::from_millis(800),
-        "search ended {took:?} after a 700 ms deadline"
-    );
+    assert!(r.visits > 0 && r.best != Pos::NONE, "two batches were searched");
+    assert!(took < Duration::from_millis(800), "search ended {took:?} after a 700 ms deadline");
 }

@@ -4,10 +4,7 @@
 use std::time::{Duration, Instant};
 
 use engine::game::{Board, Color, Pos, Rule};
-use engine::tss::{
-    Budget, RootTactics, Solve, analyse, analyse_root, solve_vcf, solve_vct, vcf, vct,
-    verify_strategy,
-};
+use engine::tss::{Budget, RootTactics, Solve, analyse, analyse_root, solve_vcf, solve_vct, vcf, vct, verify_strategy};
 
 fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Board {
     let mut b = Board::new(15, 15, rule).unwrap();
@@ -22,24 +19,11 @@ fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Boar
 
 #[test]
 fn zero_budget_is_unknown_immediately() {
-    let mut b = board(
-        Rule::Freestyle,
-        &[(5, 5), (6, 5), (7, 5)],
-        &[(0, 0), (0, 1)],
-    );
+    let mut b = board(Rule::Freestyle, &[(5, 5), (6, 5), (7, 5)], &[(0, 0), (0, 1)]);
     assert_eq!(analyse_root(&b, Budget::nodes(0)), RootTactics::Unknown);
-    assert_eq!(
-        solve_vcf(&mut b, Color::Black, Budget::nodes(0)).0,
-        Solve::Unknown
-    );
-    assert_eq!(
-        solve_vct(&mut b, Color::Black, Budget::nodes(0)).0,
-        Solve::Unknown
-    );
-    assert_eq!(
-        analyse_root(&b, Budget::time(Duration::ZERO)),
-        RootTactics::Unknown
-    );
+    assert_eq!(solve_vcf(&mut b, Color::Black, Budget::nodes(0)).0, Solve::Unknown);
+    assert_eq!(solve_vct(&mut b, Color::Black, Budget::nodes(0)).0, Solve::Unknown);
+    assert_eq!(analyse_root(&b, Budget::time(Duration::ZERO)), RootTactics::Unknown);
 }
 
 #[test]
@@ -51,9 +35,7 @@ fn five_on_board_is_game_over() {
     );
     assert_eq!(
         analyse_root(&b, Budget::nodes(1000)),
-        RootTactics::GameOver {
-            winner: Color::Black
-        }
+        RootTactics::GameOver { winner: Color::Black }
     );
     assert_eq!(vcf(&mut b, Color::White, Budget::nodes(1000)), None);
     assert_eq!(vct(&mut b, Color::White, Budget::nodes(1000)), None);
@@ -66,11 +48,8 @@ fn full_board_has_no_moves() {
     for y in 0..5 {
         for x in 0..5 {
             let black = ((x + 2 * y) / 2) % 2 == 0;
-            b.place(
-                Pos::new(x, y),
-                if black { Color::Black } else { Color::White },
-            )
-            .unwrap();
+            b.place(Pos::new(x, y), if black { Color::Black } else { Color::White })
+                .unwrap();
         }
     }
     assert!(b.is_full());
@@ -94,11 +73,7 @@ fn only_forbidden_points_left_means_no_moves() {
 
 #[test]
 fn quiet_position_vcf_is_cheap() {
-    let mut b = board(
-        Rule::Renju,
-        &[(7, 7), (8, 9), (5, 6)],
-        &[(8, 8), (6, 6), (9, 7)],
-    );
+    let mut b = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
     let start = Instant::now();
     for _ in 0..1000 {
         assert_eq!(vcf(&mut b, Color::Black, Budget::nodes(100_000)), None);
@@ -109,11 +84,7 @@ fn quiet_position_vcf_is_cheap() {
 
 #[test]
 fn straight_four_and_open_three() {
-    let mut b = board(
-        Rule::Freestyle,
-        &[(5, 7), (6, 7), (7, 7)],
-        &[(0, 0), (0, 2), (0, 4)],
-    );
+    let mut b = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7)], &[(0, 0), (0, 2), (0, 4)]);
     let line = vcf(&mut b, Color::Black, Budget::nodes(10_000)).expect("open three makes a VCF");
     assert_eq!(line.len(), 3);
     // The opponent's answer at the root: must block.
@@ -163,11 +134,7 @@ fn node_budget_is_honoured() {
     assert!(st.nodes <= 500 + 400, "{} nodes", st.nodes);
     let start = Instant::now();
     let _ = analyse_root(&b, Budget::time(Duration::from_millis(100)));
-    assert!(
-        start.elapsed() < Duration::from_millis(600),
-        "{:?}",
-        start.elapsed()
-    );
+    assert!(start.elapsed() < Duration::from_millis(600), "{:?}", start.elapsed());
 }
 
 #[test]

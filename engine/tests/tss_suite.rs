@@ -4,16 +4,12 @@
 
 use engine::tss::suite::{self, Expect, Position};
 use engine::tss::{
-    Budget, RootTactics, Solve, WinKind, analyse, line_reaches_five, solve_vcf, solve_vct,
-    verify_strategy,
+    Budget, RootTactics, Solve, WinKind, analyse, line_reaches_five, solve_vcf, solve_vct, verify_strategy,
 };
 
 fn load() -> Vec<(String, Position)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tactics");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let mut out = Vec::new();
     for f in files {
@@ -55,23 +51,12 @@ fn suites_are_solved_and_every_win_verifies() {
         }
         let ok = match (&pos.expect, &a.tactics) {
             (Expect::WinVcf, RootTactics::WinNow(_)) => true,
-            (
-                Expect::WinVcf,
-                RootTactics::ForcedWin {
-                    kind: WinKind::Vcf, ..
-                },
-            ) => true,
+            (Expect::WinVcf, RootTactics::ForcedWin { kind: WinKind::Vcf, .. }) => true,
             (Expect::WinVct, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }) => true,
-            (Expect::NoWin, t) => {
-                !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. })
-            }
+            (Expect::NoWin, t) => !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }),
             (Expect::NoVcf, t) => !matches!(
                 t,
-                RootTactics::WinNow(_)
-                    | RootTactics::ForcedWin {
-                        kind: WinKind::Vcf,
-                        ..
-                    }
+                RootTactics::WinNow(_) | RootTactics::ForcedWin { kind: WinKind::Vcf, .. }
             ),
             (Expect::Lost, RootTactics::Lost) => true,
             (Expect::MustDefend(want), RootTactics::MustBlock(got)) => {
@@ -95,9 +80,7 @@ fn suites_are_solved_and_every_win_verifies() {
 #[test]
 fn excluded_defences_really_lose() {
     for (_, pos) in load() {
-        let Expect::MustDefend(_) = pos.expect else {
-            continue;
-        };
+        let Expect::MustDefend(_) = pos.expect else { continue };
         let a = analyse(&pos.board, pos.to_move, Budget::nodes(2_000_000));
         let RootTactics::MustBlock(keep) = a.tactics else {
             continue;

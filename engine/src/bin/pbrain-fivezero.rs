@@ -8,14 +8,14 @@
 use clap::Parser;
 use engine::brain::{Difficulty, Engine, EngineConfig, SearchKind, SetupStone, Swap2Choice};
 use engine::eval::onnx::Device;
+use std::path::PathBuf;
+use std::time::Instant;
 use engine::game::{Pos, Rule};
 use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// fivezero: an AlphaZero-style Gomoku/Renju engine speaking the Gomocup protocol on stdin/stdout.
 #[derive(Parser, Debug)]
@@ -92,10 +92,7 @@ fn setup(stones: &[BoardStone]) -> Vec<SetupStone> {
     stones
         .iter()
         .filter(|s| s.owner != StoneOwner::Marker)
-        .map(|s| SetupStone {
-            pos: (s.at.x as i64, s.at.y as i64),
-            own: s.owner == StoneOwner::Own,
-        })
+        .map(|s| SetupStone { pos: (s.at.x as i64, s.at.y as i64), own: s.owner == StoneOwner::Own })
         .collect()
 }
 
@@ -115,8 +112,7 @@ impl Brain {
 
     /// Thinks and answers with a move; on failure answers ERROR.
     fn think_and_reply(&mut self) {
-        self.stop
-            .store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
         match self.engine.think(self.received, &self.stop) {
             Ok(info) => {
                 self.out.send(&BrainLine::Message(format!(
@@ -156,14 +152,10 @@ impl Brain {
             Info::MaxMemory(bytes) => self.engine.set_max_memory(bytes),
             Info::Rule(bits) => self.engine.set_rule(Rule::from_protocol(bits)),
             Info::ThreadNum(n) => self.engine.set_threads(n as usize),
-            Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => {
-                match value.parse() {
-                    Ok(d) => self.engine.set_difficulty(d),
-                    Err(e) => self
-                        .out
-                        .send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
-                }
-            }
+            Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
+                Ok(d) => self.engine.set_difficulty(d),
+                Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
+            },
             // Game type, folder, Yixin's search knobs and unknown keys need nothing from us.
             _ => {}
         }
@@ -180,9 +172,7 @@ impl Brain {
             },
             Command::Begin => match self.engine.board() {
                 None => self.error("BEGIN before START"),
-                Some(b) if b.move_count() > 0 => {
-                    self.error("BEGIN on a board that already has stones")
-                }
+                Some(b) if b.move_count() > 0 => self.error("BEGIN on a board that already has stones"),
                 Some(_) => self.think_and_reply(),
             },
             Command::Turn(c) => match self.engine.opponent_move(c.x as i64, c.y as i64) {
@@ -200,12 +190,8 @@ impl Brain {
             }
             Command::Swap2Board(stones) => match self.engine.swap2(&setup(&stones)) {
                 Ok(Swap2Choice::Swap) => self.out.send(&BrainLine::Swap),
-                Ok(Swap2Choice::Place(ps)) if ps.len() == 1 => {
-                    self.out.send(&BrainLine::Move(coord(ps[0])))
-                }
-                Ok(Swap2Choice::Place(ps)) => self
-                    .out
-                    .send(&BrainLine::Moves(ps.into_iter().map(coord).collect())),
+                Ok(Swap2Choice::Place(ps)) if ps.len() == 1 => self.out.send(&BrainLine::Move(coord(ps[0]))),
+                Ok(Swap2Choice::Place(ps)) => self.out.send(&BrainLine::Moves(ps.into_iter().map(coord).collect())),
                 Err(e) => self.error(format!("SWAP2BOARD: {e}")),
             },
             Command::Takeback(c) => match self.engine.takeback(c.x as i64, c.y as i64) {
@@ -226,12 +212,7 @@ impl Brain {
                 ("www".into(), "https://crates.io".into()),
             ])),
             Command::YxShowForbid => {
-                let points = self
-                    .engine
-                    .forbidden_points()
-                    .into_iter()
-                    .map(coord)
-                    .collect();
+                let points = self.engine.forbidden_points().into_iter().map(coord).collect();
                 self.out.send(&BrainLine::Forbid(points));
             }
             Command::YxNBest(_) => self.analyse_and_reply(),
@@ -249,14 +230,8 @@ impl Brain {
 
     /// A move when all else failed (a caught panic while thinking): never forfeit on a crash.
     fn emergency_move(&mut self) {
-        let Some(board) = self.engine.board() else {
-            return;
-        };
-        let p = board
-            .candidates(1)
-            .into_iter()
-            .find(|&p| board.is_legal(p))
-            .or_else(|| board.legal_moves().first().copied());
+        let Some(board) = self.engine.board() else { return };
+        let p = board.candidates(1).into_iter().find(|&p| board.is_legal(p)).or_else(|| board.legal_moves().first().copied());
         if let Some(p) = p {
             if self.engine.play_own(p.x() as i64, p.y() as i64).is_ok() {
                 self.out.send(&BrainLine::Move(coord(p)));
@@ -272,9 +247,7 @@ fn main() {
         return;
     }
     // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("pbrain-fivezero internal error: {info}")
-    }));
+    std::panic::set_hook(Box::new(|info| eprintln!("pbrain-fivezero internal error: {info}")));
 
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let mut engine = Engine::new(EngineConfig {
@@ -286,9 +259,7 @@ fn main() {
         device: cli.device,
     });
     let sink = out.clone();
-    engine.set_message_sink(Arc::new(move |text| {
-        sink.send(&BrainLine::Message(text.to_string()))
-    }));
+    engine.set_message_sink(Arc::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
     engine.load_model();
     let stop = Arc::new(AtomicBool::new(false));
     let ending = Arc::new(AtomicBool::new(false));
@@ -298,9 +269,7 @@ fn main() {
         let (stop, ending) = (stop.clone(), ending.clone());
         std::thread::spawn(move || {
             let mut reader = protocol::CommandReader::new();
-            let raise = |c: &Result<Command, CommandError>,
-                         stop: &AtomicBool,
-                         ending: &AtomicBool| match c {
+            let raise = |c: &Result<Command, CommandError>, stop: &AtomicBool, ending: &AtomicBool| match c {
                 Ok(Command::Stop) => stop.store(true, Ordering::SeqCst),
                 Ok(Command::End) => {
                     ending.store(true, Ordering::SeqCst);
@@ -331,13 +300,7 @@ fn main() {
         });
     }
 
-    let mut brain = Brain {
-        engine,
-        received: Instant::now(),
-        out,
-        stop,
-        ending,
-    };
+    let mut brain = Brain { engine, received: Instant::now(), out, stop, ending };
     for input in rx {
         match input {
             Input::Eof => break,
@@ -349,10 +312,7 @@ fn main() {
             },
             Input::Command(Ok(command), received) => {
                 brain.received = received;
-                let thinks = matches!(
-                    command,
-                    Command::Begin | Command::Turn(_) | Command::Board(_)
-                );
+                let thinks = matches!(command, Command::Begin | Command::Turn(_) | Command::Board(_));
                 let moves_before = brain.engine.board().map(|b| b.move_count());
                 match catch_unwind(AssertUnwindSafe(|| brain.handle(command))) {
                     Ok(true) => {}

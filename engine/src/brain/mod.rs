@@ -159,9 +159,7 @@ impl Engine {
     /// Loads the configured model (if any) now and watches it for new checkpoints. Refusals are
     /// reported as messages; the engine then plays on the classical evaluator.
     pub fn load_model(&mut self) {
-        let Some(path) = self.config.model.clone() else {
-            return;
-        };
+        let Some(path) = self.config.model.clone() else { return };
         let loader = slot::onnx_loader(OnnxEvaluatorConfig {
             sessions: self.config.threads.max(1),
             device: self.config.device,
@@ -172,12 +170,7 @@ impl Engine {
             Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
         }
         let sink = self.on_message.clone();
-        self._watch = Some(self.slot.watch(
-            path,
-            loader,
-            Arc::new(move |m: String| sink(&m)),
-            Duration::from_millis(250),
-        ));
+        self._watch = Some(self.slot.watch(path, loader, Arc::new(move |m: String| sink(&m)), Duration::from_millis(250)));
     }
 
     /// The evaluator the next move will use.
@@ -245,11 +238,7 @@ impl Engine {
 
     /// The point (x, y) on the current board.
     pub fn pos(&self, x: i64, y: i64) -> Result<Pos, EngineError> {
-        Ok(self
-            .board
-            .as_ref()
-            .ok_or(EngineError::NotStarted)?
-            .pos(x, y)?)
+        Ok(self.board.as_ref().ok_or(EngineError::NotStarted)?.pos(x, y)?)
     }
 
     /// The opponent played (x, y). Refused (board unchanged) when off-board or occupied.
@@ -274,9 +263,7 @@ impl Engine {
         } else if theirs == own + 1 {
             Color::White
         } else {
-            return Err(EngineError::BadPosition(format!(
-                "{own} own stones against {theirs} of the opponent"
-            )));
+            return Err(EngineError::BadPosition(format!("{own} own stones against {theirs} of the opponent")));
         };
         for s in stones {
             let p = board.pos(s.pos.0, s.pos.1)?;
@@ -303,9 +290,7 @@ impl Engine {
     /// Points forbidden to black in the current position (renju), for `YXSHOWFORBID`.
     pub fn forbidden_points(&self) -> Vec<Pos> {
         match &self.board {
-            Some(b) if b.rule() == Rule::Renju => {
-                b.points().filter(|&p| b.is_forbidden(p)).collect()
-            }
+            Some(b) if b.rule() == Rule::Renju => b.points().filter(|&p| b.is_forbidden(p)).collect(),
             _ => Vec::new(),
         }
     }
@@ -315,19 +300,13 @@ impl Engine {
     ///
     /// # Errors
     /// No game, no legal move, or the game already decided.
-    pub fn think(
-        &mut self,
-        started: Instant,
-        stop: &Arc<AtomicBool>,
-    ) -> Result<MoveInfo, EngineError> {
+    pub fn think(&mut self, started: Instant, stop: &Arc<AtomicBool>) -> Result<MoveInfo, EngineError> {
         let static_stop = self.static_stop(stop);
         let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
         if board.winner().is_some() {
             return Err(EngineError::GameOver);
         }
-        let budget = self
-            .limits
-            .budget(board.move_count(), board.width() * board.height());
+        let budget = self.limits.budget(board.move_count(), board.width() * board.height());
         let (soft, hard) = (started + budget.soft, started + budget.hard);
 
         // Threat-space search first: a proven win is played at once, a forced defence narrows
@@ -347,9 +326,7 @@ impl Engine {
                     return self.finish(started, line[0], 1.0, line.len() as u32, 0);
                 }
                 RootTactics::MustBlock(moves) if !moves.is_empty() => allowed = Some(moves),
-                RootTactics::MustBlock(_) | RootTactics::Lost => {
-                    self.message("lost by force; resisting")
-                }
+                RootTactics::MustBlock(_) | RootTactics::Lost => self.message("lost by force; resisting"),
                 RootTactics::GameOver { .. } => return Err(EngineError::GameOver),
                 RootTactics::NoMoves => return Err(EngineError::NoLegalMove),
                 RootTactics::Unknown => {}
@@ -359,8 +336,7 @@ impl Engine {
         match self.config.search {
             SearchKind::Lookahead => {
                 let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
-                let r = lookahead::choose(board, soft, hard, stop, allowed.as_deref())
-                    .ok_or(EngineError::NoLegalMove)?;
+                let r = lookahead::choose(board, soft, hard, stop, allowed.as_deref()).ok_or(EngineError::NoLegalMove)?;
                 self.finish(started, r.best, r.value, r.depth, r.nodes)
             }
             SearchKind::Mcts => self.think_mcts(started, soft, stop, allowed),
@@ -380,13 +356,7 @@ impl Engine {
         }
     }
 
-    fn think_mcts(
-        &mut self,
-        started: Instant,
-        deadline: Instant,
-        stop: &Arc<AtomicBool>,
-        allowed: Option<Vec<Pos>>,
-    ) -> Result<MoveInfo, EngineError> {
+    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>) -> Result<MoveInfo, EngineError> {
         let evaluator = self.slot.current();
         let board = self.board.clone().ok_or(EngineError::NotStarted)?;
         let search = self.mcts.get_or_insert_with(|| {
@@ -394,18 +364,12 @@ impl Engine {
                 MctsConfig {
                     threads: self.config.threads,
                     tactics: self.config.difficulty == Difficulty::Medium,
-                    vcf_budget: if self.config.difficulty == Difficulty::Medium {
-                        64
+                    vcf_budget: if self.config.difficulty == Difficulty::Medium { 64 } else { 0 },
+                    max_memory: MctsConfig::tree_bytes_for_engine_limit(if self.max_memory_bytes == 0 {
+                        1 << 30
                     } else {
-                        0
-                    },
-                    max_memory: MctsConfig::tree_bytes_for_engine_limit(
-                        if self.max_memory_bytes == 0 {
-                            1 << 30
-                        } else {
-                            self.max_memory_bytes as usize
-                        },
-                    ),
+                        self.max_memory_bytes as usize
+                    }),
                     ..MctsConfig::default()
                 },
                 evaluator.clone(),
@@ -415,11 +379,7 @@ impl Engine {
             search.set_evaluator(evaluator);
         }
         search.set_position(&board);
-        let limits = SearchLimits {
-            deadline: Some(deadline),
-            stop: stop.clone(),
-            ..SearchLimits::default()
-        };
+        let limits = SearchLimits { deadline: Some(deadline), stop: stop.clone(), ..SearchLimits::default() };
         let result = search.run(&limits);
         let mut best = result.best;
         if let Some(allowed) = &allowed {
@@ -431,46 +391,19 @@ impl Engine {
                     .iter()
                     .find(|(p, _, _)| allowed.contains(p))
                     .map(|&(p, _, _)| p)
-                    .or_else(|| {
-                        scored_moves(&board)
-                            .into_iter()
-                            .map(|m| m.pos)
-                            .find(|p| allowed.contains(p))
-                    })
+                    .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
                     .unwrap_or(allowed[0]);
             }
         }
         if best.is_none() || !board.is_legal(best) {
-            best = scored_moves(&board)
-                .first()
-                .map(|m| m.pos)
-                .ok_or(EngineError::NoLegalMove)?;
+            best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;
         }
-        self.finish(
-            started,
-            best,
-            result.value,
-            result.pv.len() as u32,
-            result.visits,
-        )
+        self.finish(started, best, result.value, result.pv.len() as u32, result.visits)
     }
 
-    fn finish(
-        &mut self,
-        started: Instant,
-        best: Pos,
-        value: f32,
-        depth: u32,
-        nodes: u64,
-    ) -> Result<MoveInfo, EngineError> {
+    fn finish(&mut self, started: Instant, best: Pos, value: f32, depth: u32, nodes: u64) -> Result<MoveInfo, EngineError> {
         self.board_mut()?.play(best)?;
-        Ok(MoveInfo {
-            best,
-            value,
-            depth,
-            nodes,
-            elapsed: started.elapsed(),
-        })
+        Ok(MoveInfo { best, value, depth, nodes, elapsed: started.elapsed() })
     }
 
     /// Answers a swap2 opening position (0, 3 or 5 stones).

@@ -17,12 +17,7 @@ pub enum Swap2Choice {
 /// Below this (from the side to move's view) we prefer the other colour.
 const SWAP_THRESHOLD: f32 = -0.05;
 
-pub fn choose(
-    width: usize,
-    height: usize,
-    rule: Rule,
-    stones: &[SetupStone],
-) -> Result<Swap2Choice, EngineError> {
+pub fn choose(width: usize, height: usize, rule: Rule, stones: &[SetupStone]) -> Result<Swap2Choice, EngineError> {
     let mut board = Board::new(width, height, rule)?;
     let (cx, cy) = (width / 2, height / 2);
     if stones.is_empty() {
@@ -36,14 +31,7 @@ pub fn choose(
     // Swap2 stones alternate black, white, black, ...: listed order is move order.
     for (i, s) in stones.iter().enumerate() {
         let p = board.pos(s.pos.0, s.pos.1)?;
-        board.place(
-            p,
-            if i % 2 == 0 {
-                Color::Black
-            } else {
-                Color::White
-            },
-        )?;
+        board.place(p, if i % 2 == 0 { Color::Black } else { Color::White })?;
     }
     match stones.len() {
         3 | 5 => {
@@ -51,15 +39,10 @@ pub fn choose(
             if position_value(&board) < SWAP_THRESHOLD {
                 Ok(Swap2Choice::Swap)
             } else {
-                let best = scored_moves(&board)
-                    .first()
-                    .map(|m| m.pos)
-                    .ok_or(EngineError::NoLegalMove)?;
+                let best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;
                 Ok(Swap2Choice::Place(vec![best]))
             }
         }
-        n => Err(EngineError::BadPosition(format!(
-            "swap2 expects 0, 3 or 5 stones, got {n}"
-        ))),
+        n => Err(EngineError::BadPosition(format!("swap2 expects 0, 3 or 5 stones, got {n}"))),
     }
 }

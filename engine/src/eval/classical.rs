@@ -51,11 +51,7 @@ pub struct ScoredMove {
 impl ScoredMove {
     pub fn score(&self) -> f32 {
         // Blocking a five outranks everything but making one.
-        let block_five = if self.defence >= 1_000_000.0 {
-            500_000.0
-        } else {
-            0.0
-        };
+        let block_five = if self.defence >= 1_000_000.0 { 500_000.0 } else { 0.0 };
         self.attack + DEFENCE_WEIGHT * self.defence + block_five
     }
 }
@@ -117,11 +113,7 @@ fn moves_of(board: &Board, candidates: &[Candidate]) -> Vec<ScoredMove> {
         moves = board
             .legal_moves()
             .into_iter()
-            .map(|p| ScoredMove {
-                pos: p,
-                attack: 0.0,
-                defence: 0.0,
-            })
+            .map(|p| ScoredMove { pos: p, attack: 0.0, defence: 0.0 })
             .collect();
     }
     moves.sort_by(|a, b| b.score().total_cmp(&a.score()).then(a.pos.cmp(&b.pos)));
@@ -192,11 +184,7 @@ impl ClassicalEvaluator {
         let weights: Vec<f32> = moves.iter().map(|m| (m.score() + 1.0).powf(0.75)).collect();
         let sum: f32 = weights.iter().sum();
         for (m, w) in moves.iter().zip(&weights) {
-            out.policy[board.dense_index(m.pos)] = if sum > 0.0 {
-                w / sum
-            } else {
-                1.0 / moves.len() as f32
-            };
+            out.policy[board.dense_index(m.pos)] = if sum > 0.0 { w / sum } else { 1.0 / moves.len() as f32 };
         }
     }
 }
@@ -231,11 +219,7 @@ mod tests {
 
     #[test]
     fn sees_immediate_win() {
-        let b = board_with(
-            Rule::Freestyle,
-            &[(3, 7), (4, 7), (5, 7), (6, 7)],
-            &[(3, 8), (4, 8), (5, 8), (9, 9)],
-        );
+        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7)], &[(3, 8), (4, 8), (5, 8), (9, 9)]);
         let best = scored_moves(&b)[0].pos;
         assert!(best == Pos::new(7, 7) || best == Pos::new(2, 7));
         assert!(position_value(&b) > 0.9);
@@ -244,50 +228,25 @@ mod tests {
     #[test]
     fn blocks_a_five() {
         // White to move; black threatens five at (7,7) only (blocked at 2,7).
-        let b = board_with(
-            Rule::Freestyle,
-            &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)],
-            &[(2, 7), (9, 9), (10, 10), (12, 3)],
-        );
+        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)], &[(2, 7), (9, 9), (10, 10), (12, 3)]);
         assert_eq!(b.side_to_move(), Color::White);
         assert_eq!(scored_moves(&b)[0].pos, Pos::new(7, 7));
     }
 
     #[test]
     fn makes_open_four_and_answers_open_three() {
-        let b = board_with(
-            Rule::Standard,
-            &[(5, 7), (6, 7), (7, 7)],
-            &[(5, 9), (7, 12), (12, 12)],
-        );
+        let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7)], &[(5, 9), (7, 12), (12, 12)]);
         let best = scored_moves(&b)[0].pos;
         assert!(best == Pos::new(4, 7) || best == Pos::new(8, 7), "{best:?}");
         // The opponent (white) to move must answer black's open three.
-        let b = board_with(
-            Rule::Standard,
-            &[(5, 7), (6, 7), (7, 7), (0, 14)],
-            &[(5, 9), (12, 12), (0, 0)],
-        );
+        let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7), (0, 14)], &[(5, 9), (12, 12), (0, 0)]);
         let best = scored_moves(&b)[0].pos;
-        assert!(
-            [
-                Pos::new(4, 7),
-                Pos::new(8, 7),
-                Pos::new(3, 7),
-                Pos::new(9, 7)
-            ]
-            .contains(&best),
-            "{best:?}"
-        );
+        assert!([Pos::new(4, 7), Pos::new(8, 7), Pos::new(3, 7), Pos::new(9, 7)].contains(&best), "{best:?}");
     }
 
     #[test]
     fn policy_is_a_distribution_on_legal_points() {
-        let b = board_with(
-            Rule::Renju,
-            &[(7, 7), (7, 5), (5, 7), (6, 7)],
-            &[(0, 0), (14, 14), (0, 14)],
-        );
+        let b = board_with(Rule::Renju, &[(7, 7), (7, 5), (5, 7), (6, 7)], &[(0, 0), (14, 14), (0, 14)]);
         let mut e = Evaluation::default();
         ClassicalEvaluator::evaluate_one(&b, &mut e);
         let sum: f32 = e.policy.iter().sum();

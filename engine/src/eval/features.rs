@@ -37,7 +37,9 @@ pub fn encode(board: &Board, out: &mut [f32]) {
         match board.cell(p).color() {
             Some(c) if c == me => out[OWN * area + i] = 1.0,
             Some(_) => out[OPPONENT * area + i] = 1.0,
-            None if forbid && board.is_forbidden(p) => out[FORBIDDEN * area + i] = 1.0,
+            None if forbid && board.is_forbidden(p) => {
+                out[FORBIDDEN * area + i] = 1.0
+            }
             None => {}
         }
     }
@@ -55,9 +57,7 @@ pub fn encode(board: &Board, out: &mut [f32]) {
         Rule::Caro => 9,
     };
     out[5 * area..6 * area].iter_mut().for_each(|v| *v = 1.0);
-    out[rule_plane * area..(rule_plane + 1) * area]
-        .iter_mut()
-        .for_each(|v| *v = 1.0);
+    out[rule_plane * area..(rule_plane + 1) * area].iter_mut().for_each(|v| *v = 1.0);
     if me == Color::Black {
         out[10 * area..11 * area].iter_mut().for_each(|v| *v = 1.0);
     }

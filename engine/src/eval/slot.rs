@@ -18,8 +18,8 @@ use std::time::{Duration, SystemTime};
 use arc_swap::ArcSwap;
 
 use super::Evaluator;
-use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use crate::game::{Board, Pos, Rule};
+use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 
 /// Loads a model file into an evaluator, or says why not.
 pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send + Sync>;
@@ -41,12 +41,9 @@ pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
 /// One forward pass on a small opening inside the model's supported board range.
 fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
     let side = 15.clamp(ev.meta().min_board, ev.meta().max_board);
-    let mut board =
-        Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
+    let mut board = Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
     let centre = Pos::new(side / 2, side / 2);
-    board
-        .play(centre)
-        .map_err(|e| format!("probe board: {e}"))?;
+    board.play(centre).map_err(|e| format!("probe board: {e}"))?;
     let mut out = Vec::new();
     ev.evaluate(&[&board], &mut out);
     if let Some(e) = ev.take_error() {

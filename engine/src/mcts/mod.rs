@@ -377,9 +377,7 @@ impl Search {
             || s.tree.nodes.len() >= limits.max_nodes
             || (root.is_proven() && root.state == State::Expanded)
             || limits.stop.load(Ordering::Relaxed)
-            || limits
-                .deadline
-                .is_some_and(|d| Instant::now() + next_batch >= d)
+            || limits.deadline.is_some_and(|d| Instant::now() + next_batch >= d)
     }
 
     fn work(
@@ -428,11 +426,7 @@ impl Search {
     fn note_eval_time(&self, took: Duration) {
         let new = took.as_nanos().min(u64::MAX as u128) as u64;
         let old = self.eval_ns.load(Ordering::Relaxed);
-        let avg = if old == 0 {
-            new
-        } else {
-            (old / 4) * 3 + new / 4
-        };
+        let avg = if old == 0 { new } else { (old / 4) * 3 + new / 4 };
         self.eval_ns.store(avg.max(1), Ordering::Relaxed);
     }
 

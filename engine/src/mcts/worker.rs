@@ -414,12 +414,11 @@ fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: i8) {
     let total = kept.total;
     // One pass over the two arrays writes the edges, normalised and quantised; sorting is then
     // usually one pass that finds them in order already.
-    tree.edges
-        .extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
-            mv,
-            prior: quantize_prior(p / total),
-            child: NO_NODE,
-        }));
+    tree.edges.extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
+        mv,
+        prior: quantize_prior(p / total),
+        child: NO_NODE,
+    }));
     sort_edges(&mut tree.edges[first as usize..]);
     let n = &mut tree.nodes[node as usize];
     n.first_edge = first;

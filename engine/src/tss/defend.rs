@@ -10,13 +10,7 @@ use super::verify::{Check, verify_shifted};
 use super::{Limits, Proof, Solve, Stats, solve_with};
 use crate::game::{Board, Color, Pos};
 
-pub(crate) fn refutations(
-    b: &mut Board,
-    side: Color,
-    proof: &Proof,
-    lim: &mut Limits,
-    stats: &mut Stats,
-) -> Vec<Pos> {
+pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> Vec<Pos> {
     let opp = side.opp();
     let before = b.hash();
     let moves: Vec<Pos> = b.points().filter(|&p| legal_for(b, p, side)).collect();
@@ -28,9 +22,8 @@ pub(crate) fn refutations(
             continue;
         }
         b.place_unchecked(m, side);
-        let still_wins = !b.is_five_at(m)
-            && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock())
-                == Check::Verified;
+        let still_wins =
+            !b.is_five_at(m) && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock()) == Check::Verified;
         b.undo();
         if !still_wins {
             survivors.push(m);
@@ -46,11 +39,7 @@ pub(crate) fn refutations(
         }
         let mut share = lim.share(1, n - i as u64);
         b.place_unchecked(m, side);
-        let lost = !b.is_five_at(m)
-            && matches!(
-                solve_with(b, opp, proof.kind, &mut share, stats),
-                Solve::Win(_)
-            );
+        let lost = !b.is_five_at(m) && matches!(solve_with(b, opp, proof.kind, &mut share, stats), Solve::Win(_));
         b.undo();
         lim.absorb(&share);
         if !lost {

@@ -43,10 +43,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::game::{Board, Color, Pos};
-use threat::{
-    first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells,
-    winning_fours,
-};
+use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
 
 /// How much a search may spend: a node count, a wall-clock deadline and a stop flag raised from
@@ -86,10 +83,7 @@ impl Budget {
     }
     /// Also ends when `stop` is raised.
     pub fn with_stop(self, stop: &'static AtomicBool) -> Budget {
-        Budget {
-            stop: Some(stop),
-            ..self
-        }
+        Budget { stop: Some(stop), ..self }
     }
 }
 
@@ -141,10 +135,7 @@ impl Limits {
     }
     /// The deadline and stop flag, for the proof checker.
     pub(crate) fn clock(&self) -> verify::Clock {
-        verify::Clock {
-            deadline: self.deadline,
-            stop: self.stop,
-        }
+        verify::Clock { deadline: self.deadline, stop: self.stop }
     }
     /// Reads the clock and the stop flag now, whatever the node count: for loops whose single
     /// step is expensive (a strategy replay, a sub-search) and that tick too rarely to reach the
@@ -168,9 +159,7 @@ impl Limits {
         };
         let deadline = self.deadline.map(|d| {
             let now = Instant::now();
-            now + d
-                .saturating_duration_since(now)
-                .mul_f64(num as f64 / den as f64)
+            now + d.saturating_duration_since(now).mul_f64(num as f64 / den as f64)
         });
         Limits {
             used: 0,
@@ -271,11 +260,7 @@ pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
     let mut proof = None;
-    let done = |tactics, stats, proof| Analysis {
-        tactics,
-        stats,
-        proof,
-    };
+    let done = |tactics, stats, proof| Analysis { tactics, stats, proof };
     if lim.stopped() {
         return done(RootTactics::Unknown, stats, proof);
     }
@@ -401,13 +386,7 @@ pub fn refutations(board: &Board, side: Color, proof: &Proof, budget: Budget) ->
     defend::refutations(&mut board.clone(), side, proof, &mut lim, &mut stats)
 }
 
-pub(crate) fn solve_with(
-    b: &mut Board,
-    a: Color,
-    kind: WinKind,
-    lim: &mut Limits,
-    stats: &mut Stats,
-) -> Solve {
+pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limits, stats: &mut Stats) -> Solve {
     if !lim.tick() {
         return Solve::Unknown;
     }
@@ -444,12 +423,8 @@ pub(crate) fn solve_with(
     };
     let (nodes, time) = (lim.used - used_before, start.elapsed());
     match kind {
-        WinKind::Vcf => {
-            (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time)
-        }
-        WinKind::Vct => {
-            (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time)
-        }
+        WinKind::Vcf => (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time),
+        WinKind::Vct => (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time),
     }
     let Some((found, strategy, kind)) = searched else {
         return Solve::Unknown;
@@ -529,10 +504,7 @@ fn principal_line(b: &mut Board, a: Color, strategy: &Strategy) -> Vec<Pos> {
             for w in winning_fours(b, a) {
                 line_cells(b, w, &mut c);
             }
-            c.extend(
-                b.points()
-                    .filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0),
-            );
+            c.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
             c
         } else {
             let mut r = four_replies(b, a, &fives);

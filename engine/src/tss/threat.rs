@@ -14,9 +14,7 @@ pub(crate) fn legal_for(b: &Board, p: Pos, c: Color) -> bool {
 
 /// Every empty point where `c` would complete a winning five, in board order.
 pub(crate) fn five_points(b: &Board, c: Color) -> Vec<Pos> {
-    b.points()
-        .filter(|&p| b.is_empty(p) && b.makes_five(p, c))
-        .collect()
+    b.points().filter(|&p| b.is_empty(p) && b.makes_five(p, c)).collect()
 }
 
 /// The first five-point of `c`, if any.
@@ -96,9 +94,7 @@ pub(crate) fn is_winning_four(b: &mut Board, p: Pos, a: Color) -> bool {
     if cheap {
         return true;
     }
-    let worth_trying = b.rule() == Rule::Caro
-        || (b.rule() == Rule::Renju && a == Color::White)
-        || t.unstoppable_four();
+    let worth_trying = b.rule() == Rule::Caro || (b.rule() == Rule::Renju && a == Color::White) || t.unstoppable_four();
     if !worth_trying {
         return false;
     }
@@ -115,17 +111,12 @@ pub(crate) fn winning_fours(b: &mut Board, a: Color) -> Vec<Pos> {
         .points()
         .filter(|&p| b.is_empty(p) && b.threats(p, a).fours() > 0)
         .collect();
-    cands
-        .into_iter()
-        .filter(|&p| is_winning_four(b, p, a))
-        .collect()
+    cands.into_iter().filter(|&p| is_winning_four(b, p, a)).collect()
 }
 
 /// A stone of either colour standing in a winning five, if any (bad-input check at the root).
 pub(crate) fn five_on_board(b: &Board) -> Option<Color> {
-    b.points()
-        .find(|&p| b.is_five_at(p))
-        .and_then(|p| b.cell(p).color())
+    b.points().find(|&p| b.is_five_at(p)).and_then(|p| b.cell(p).color())
 }
 
 /// Chebyshev distance between two points (move ordering).

@@ -8,8 +8,7 @@
 use std::collections::HashMap;
 
 use super::threat::{
-    first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells,
-    winning_fours,
+    first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells, winning_fours,
 };
 use super::vcf::ZobristHasher;
 use super::{Limits, Strategy};
@@ -91,13 +90,7 @@ impl<'l> VctSearch<'l> {
                 let kids = node.first as usize..(node.first + node.len) as usize;
                 let best = kids
                     .clone()
-                    .min_by_key(|&c| {
-                        if or {
-                            self.nodes[c].pn
-                        } else {
-                            self.nodes[c].dn
-                        }
-                    })
+                    .min_by_key(|&c| if or { self.nodes[c].pn } else { self.nodes[c].dn })
                     .unwrap_or(kids.start);
                 let colour = if or { self.a } else { self.a.opp() };
                 b.place_unchecked(self.nodes[best].mv, colour);
@@ -116,9 +109,7 @@ impl<'l> VctSearch<'l> {
                 Expansion::Proven => self.set(n, 0, INF),
                 Expansion::Disproven => self.set(n, INF, 0),
                 Expansion::Children(moves) => {
-                    if !self.lim.charge(moves.len() as u64)
-                        || self.nodes.len() + moves.len() > MAX_TREE
-                    {
+                    if !self.lim.charge(moves.len() as u64) || self.nodes.len() + moves.len() > MAX_TREE {
                         for _ in 1..path.len() {
                             b.undo();
                         }
@@ -182,16 +173,10 @@ impl<'l> VctSearch<'l> {
                 if or { (INF, 0) } else { (0, INF) }
             } else if or {
                 let pn = kids.iter().map(|k| k.pn).min().unwrap_or(INF);
-                let dn = kids
-                    .iter()
-                    .fold(0u32, |s, k| s.saturating_add(k.dn))
-                    .min(INF);
+                let dn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.dn)).min(INF);
                 (pn, dn)
             } else {
-                let pn = kids
-                    .iter()
-                    .fold(0u32, |s, k| s.saturating_add(k.pn))
-                    .min(INF);
+                let pn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.pn)).min(INF);
                 let dn = kids.iter().map(|k| k.dn).min().unwrap_or(INF);
                 (pn, dn)
             };
@@ -263,8 +248,7 @@ impl<'l> VctSearch<'l> {
             let fours = t.fours();
             let threes = t.count(Pattern::Flex3);
             // Renju white may also threaten a four whose block black cannot play.
-            let white_trick =
-                b.rule() == Rule::Renju && a == Color::White && t.count(Pattern::Block3) > 0;
+            let white_trick = b.rule() == Rule::Renju && a == Color::White && t.count(Pattern::Block3) > 0;
             if fours == 0 && threes == 0 && !white_trick {
                 continue;
             }
@@ -317,10 +301,7 @@ impl<'l> VctSearch<'l> {
             for &w in &threats {
                 line_cells(b, w, &mut cands);
             }
-            cands.extend(
-                b.points()
-                    .filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0),
-            );
+            cands.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
             cands.sort_unstable();
             cands.dedup();
         }
@@ -336,10 +317,7 @@ impl<'l> VctSearch<'l> {
             }
             let counter_four = b.threats(m, d).fours() > 0;
             b.place_unchecked(m, d);
-            let stops = counter_four
-                || !four_cells
-                    .iter()
-                    .any(|&p| p != m && is_winning_four(b, p, a));
+            let stops = counter_four || !four_cells.iter().any(|&p| p != m && is_winning_four(b, p, a));
             b.undo();
             if stops {
                 defences.push(m);

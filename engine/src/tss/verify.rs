@@ -31,8 +31,7 @@ pub(crate) struct Clock {
 
 impl Clock {
     fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-            || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 }
 
@@ -62,13 +61,7 @@ pub fn verify_strategy(board: &mut Board, attacker: Color, strategy: &Strategy) 
     verify_shifted(board, attacker, strategy, 0, Clock::default()) == Check::Verified
 }
 
-pub(crate) fn verify_shifted(
-    board: &mut Board,
-    attacker: Color,
-    strategy: &Strategy,
-    key_xor: u64,
-    clock: Clock,
-) -> Check {
+pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock) -> Check {
     if board.is_full() {
         return Check::Refuted;
     }

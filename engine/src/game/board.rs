@@ -250,6 +250,13 @@ impl Board {
         self.hash
     }
 
+    /// The hash the board would have with a `c` stone added on the empty point `p` (searches
+    /// look children up in their tables without playing them).
+    #[inline]
+    pub fn hash_after(&self, p: Pos, c: Color) -> u64 {
+        self.hash ^ ZOBRIST[c.index()][p.index() & (CELLS - 1)]
+    }
+
     /// The pattern `c` would make on line `dir` by playing the empty point `p`.
     #[inline]
     pub fn pattern(&self, p: Pos, c: Color, dir: usize) -> Pattern {

@@ -169,6 +169,18 @@ impl Limits {
             stopped: self.stopped || max == 0,
         }
     }
+    /// At most `n` of the nodes left, with the same deadline and stop flag: a bounded probe
+    /// (a VCF inside the VCT) whose running out says nothing about the caller's budget.
+    pub(crate) fn capped(&self, n: u64) -> Limits {
+        let max = n.min(self.max.saturating_sub(self.used));
+        Limits {
+            used: 0,
+            max,
+            deadline: self.deadline,
+            stop: self.stop,
+            stopped: self.stopped || max == 0,
+        }
+    }
     /// Adds what a share spent to this budget.
     pub(crate) fn absorb(&mut self, child: &Limits) {
         self.used = self.used.saturating_add(child.used);

@@ -41,14 +41,23 @@ pub(crate) fn line_cells(b: &Board, p: Pos, out: &mut Vec<Pos>) {
 }
 
 /// Five-points of `c` on the lines through `p` (the only new ones after a stone lands on `p`),
-/// sorted and deduplicated.
+/// in a fixed order without duplicates (two lines through `p` meet only at `p`). Walks the lines
+/// in place: the VCF asks this after every move.
 pub(crate) fn five_points_near(b: &Board, p: Pos, c: Color) -> Vec<Pos> {
-    let mut cells = Vec::with_capacity(41);
-    line_cells(b, p, &mut cells);
-    cells.retain(|&q| b.makes_five(q, c));
-    cells.sort_unstable();
-    cells.dedup();
-    cells
+    let mut out = Vec::new();
+    if b.is_empty(p) && b.makes_five(p, c) {
+        out.push(p);
+    }
+    for &step in &DIRECTIONS {
+        for k in 1..=5isize {
+            for q in [p.offset(k * step), p.offset(-k * step)] {
+                if b.is_on_board(q) && b.is_empty(q) && b.makes_five(q, c) {
+                    out.push(q);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The moves of the defender `a.opp()` that leave the attacker `a` without any five-point, given

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::threat::{
     first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells, winning_fours,
 };
-use super::vcf::ZobristHasher;
+use super::vcf::{self, ZobristHasher};
 use super::{Limits, Strategy};
 use crate::game::{Board, Color, Pattern, Pos, Rule};
 
@@ -32,8 +32,13 @@ struct Node {
 enum Expansion {
     Proven,
     Disproven,
-    Children(Vec<Pos>),
+    /// The moves to try, each with its initial proof number (how hard it looks to prove).
+    Children(Vec<(Pos, u32)>),
 }
+
+/// Nodes a VCF probe inside the VCT may spend (the attacker's at an OR node, the defender's at
+/// an AND node): enough for the VCFs that matter, small against a VCT node's own cost.
+const VCF_PROBE_NODES: u64 = 400;
 
 pub(crate) struct VctSearch<'l> {
     a: Color,
@@ -64,7 +69,10 @@ impl<'l> VctSearch<'l> {
         }
     }
 
-    /// Proof-number search from `b`, attacker to move.
+    /// Proof-number search from `b`, attacker to move. After each expansion the proof numbers
+    /// are backed up only as far as they change: the next most-proving leaf lies below the first
+    /// ancestor that did not change (Allis' current-node rule), so the search does not replay
+    /// the path from the root every time.
     pub(crate) fn run(&mut self, b: &mut Board) -> VctResult {
         self.nodes.clear();
         self.nodes.push(Node {
@@ -75,15 +83,21 @@ impl<'l> VctSearch<'l> {
             len: 0,
             expanded: false,
         });
+        // Node indices from the root to the node the board is at.
         let mut path: Vec<u32> = Vec::with_capacity(64);
-        while self.nodes[0].pn != 0 && self.nodes[0].dn != 0 {
-            if !self.lim.tick() {
-                return VctResult::Unknown;
+        path.push(0);
+        let result = loop {
+            if self.nodes[0].pn == 0 {
+                break VctResult::Win;
             }
-            // Select the most-proving leaf, playing its moves on the board.
-            path.clear();
-            path.push(0);
-            let mut n = 0usize;
+            if self.nodes[0].dn == 0 {
+                break VctResult::NoWin;
+            }
+            if !self.lim.tick() {
+                break VctResult::Unknown;
+            }
+            // Select the most-proving leaf below the current node, playing its moves.
+            let mut n = path[path.len() - 1] as usize;
             while self.nodes[n].expanded {
                 let or = path.len() % 2 == 1;
                 let node = self.nodes[n];
@@ -110,21 +124,16 @@ impl<'l> VctSearch<'l> {
                 Expansion::Disproven => self.set(n, INF, 0),
                 Expansion::Children(moves) => {
                     if !self.lim.charge(moves.len() as u64) || self.nodes.len() + moves.len() > MAX_TREE {
-                        for _ in 1..path.len() {
-                            b.undo();
-                        }
-                        return VctResult::Unknown;
+                        break VctResult::Unknown;
                     }
                     let first = self.nodes.len() as u32;
                     let colour = if or { self.a } else { self.a.opp() };
-                    for m in moves {
-                        b.place_unchecked(m, colour);
-                        let (pn, dn) = match self.solved.get(&b.hash()) {
+                    for (m, pn) in moves {
+                        let (pn, dn) = match self.solved.get(&b.hash_after(m, colour)) {
                             Some(true) => (0, INF),
                             Some(false) => (INF, 0),
-                            None => (1, 1),
+                            None => (pn, 1),
                         };
-                        b.undo();
                         self.nodes.push(Node {
                             mv: m,
                             pn,
@@ -141,21 +150,24 @@ impl<'l> VctSearch<'l> {
                     node.expanded = true;
                 }
             }
-            // Back up proof numbers to the root, undoing the path.
-            for depth in (0..path.len()).rev() {
+            // Back up: the leaf always, then each ancestor until one keeps its numbers.
+            loop {
+                let depth = path.len() - 1;
                 let i = path[depth] as usize;
-                let or = depth % 2 == 0;
-                self.update(i, or, b);
-                if depth > 0 {
-                    b.undo();
+                let before = (self.nodes[i].pn, self.nodes[i].dn);
+                self.update(i, depth % 2 == 0, b);
+                let changed = before != (self.nodes[i].pn, self.nodes[i].dn);
+                if depth == 0 || (i != n && !changed) {
+                    break;
                 }
+                path.pop();
+                b.undo();
             }
+        };
+        for _ in 1..path.len() {
+            b.undo();
         }
-        if self.nodes[0].pn == 0 {
-            VctResult::Win
-        } else {
-            VctResult::NoWin
-        }
+        result
     }
 
     fn set(&mut self, n: usize, pn: u32, dn: u32) {
@@ -196,8 +208,19 @@ impl<'l> VctSearch<'l> {
         }
     }
 
-    /// Attacker to move: a five wins; a defender five-point must be stopped; otherwise every move
-    /// that makes a four or a three.
+    /// Runs a bounded VCF for `attacker` from `b`: `Some(strategy)` when it wins, `None` when it
+    /// does not or the probe ran out.
+    fn vcf_probe(&mut self, b: &mut Board, attacker: Color) -> Option<Strategy> {
+        let mut probe = self.lim.capped(VCF_PROBE_NODES);
+        let mut s = vcf::VcfSearch::new(attacker, &mut probe);
+        let win = s.root(b) == vcf::Res::Win;
+        let strategy = std::mem::take(&mut s.strategy);
+        self.lim.absorb(&probe);
+        win.then_some(strategy)
+    }
+
+    /// Attacker to move: a five or a winning four wins; a defender five-point must be stopped; a
+    /// VCF wins; otherwise every move that makes a four or a three.
     fn expand_or(&mut self, b: &mut Board) -> Expansion {
         let (a, d) = (self.a, self.a.opp());
         if first_five_point(b, a).is_some() {
@@ -232,14 +255,18 @@ impl<'l> VctSearch<'l> {
             return if stops.is_empty() {
                 Expansion::Disproven
             } else {
-                Expansion::Children(stops)
+                Expansion::Children(stops.into_iter().map(|m| (m, 1)).collect())
             };
         }
-        let wins = winning_fours(b, a);
-        if let Some(&w) = wins.first() {
-            return Expansion::Children(vec![w]);
+        // The verifier and the main line find a winning four on the board themselves.
+        if !winning_fours(b, a).is_empty() {
+            return Expansion::Proven;
         }
-        let mut scored: Vec<(i32, Pos)> = Vec::new();
+        if let Some(strategy) = self.vcf_probe(b, a) {
+            self.strategy.extend(strategy);
+            return Expansion::Proven;
+        }
+        let mut scored: Vec<(i32, Pos, u32)> = Vec::new();
         for p in b.points() {
             if !b.is_empty(p) {
                 continue;
@@ -264,15 +291,17 @@ impl<'l> VctSearch<'l> {
                     _ => 0,
                 };
             }
-            scored.push((score, p));
+            // A four leaves one reply; a three leaves several, so it starts out harder to prove.
+            let pn = if fours > 0 { 1 } else { 1 };
+            scored.push((score, p, pn));
         }
         scored.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-        Expansion::Children(scored.into_iter().map(|(_, p)| p).collect())
+        Expansion::Children(scored.into_iter().map(|(_, p, pn)| (p, pn)).collect())
     }
 
     /// Defender to move: a five of its own refutes; a four must be stopped; a threat (a winning
-    /// four for the attacker next move) must be stopped or answered by a counter-four; no threat
-    /// means the attack has run out.
+    /// four for the attacker next move) must be stopped or answered by a counter-four, and a VCF
+    /// of the defender's own refutes it; no threat means the attack has run out.
     fn expand_and(&mut self, b: &mut Board) -> Expansion {
         let (a, d) = (self.a, self.a.opp());
         if first_five_point(b, d).is_some() {
@@ -284,11 +313,15 @@ impl<'l> VctSearch<'l> {
             return if replies.is_empty() {
                 Expansion::Proven
             } else {
-                Expansion::Children(replies)
+                Expansion::Children(replies.into_iter().map(|m| (m, 1)).collect())
             };
         }
         let threats = winning_fours(b, a);
         if threats.is_empty() {
+            return Expansion::Disproven;
+        }
+        // The attacker's threat is not a four: a defender with continuous fours wins first.
+        if self.vcf_probe(b, d).is_some() {
             return Expansion::Disproven;
         }
         // Moves that could touch a threat: every point of their lines, plus counter-fours; renju
@@ -320,7 +353,7 @@ impl<'l> VctSearch<'l> {
             let stops = counter_four || !four_cells.iter().any(|&p| p != m && is_winning_four(b, p, a));
             b.undo();
             if stops {
-                defences.push(m);
+                defences.push((m, 1));
             }
         }
         Expansion::Children(defences)

@@ -4,7 +4,9 @@
 use std::time::{Duration, Instant};
 
 use engine::game::{Board, Color, Pos, Rule};
-use engine::tss::{Budget, RootTactics, Solve, analyse, analyse_root, solve_vcf, solve_vct, vcf, vct, verify_strategy};
+use engine::tss::{
+    Budget, Judged, RootTactics, Solve, Threat, analyse, analyse_root, defences, solve_vcf, solve_vct, vcf, vct, verify_strategy,
+};
 
 fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Board {
     let mut b = Board::new(15, 15, rule).unwrap();
@@ -161,4 +163,87 @@ fn deterministic_results() {
     let a2 = analyse(&b, Color::Black, Budget::nodes(200_000));
     assert_eq!(a1.tactics, a2.tactics);
     assert_eq!(a1.stats.nodes, a2.stats.nodes);
+}
+
+/// The suite position `gen-freestyle-defend-3`: black threatens a VCF, white to move.
+fn four_three_threat() -> Board {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics/generated.txt")).unwrap();
+    let pos = engine::tss::suite::parse(&text)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == "gen-freestyle-defend-3")
+        .unwrap();
+    assert_eq!(pos.to_move, Color::White);
+    pos.board
+}
+
+#[test]
+fn defences_judge_every_move_and_each_loss_is_a_verified_win() {
+    let b = four_three_threat();
+    let d = defences(&b, Color::White, Budget::nodes(20_000_000));
+    assert!(matches!(d.threat, Threat::Win(_)), "{:?}", d.threat);
+    let legal = b.points().filter(|&p| b.is_empty(p)).count();
+    let j = &d.moves;
+    assert_eq!(j.holds.len() + j.loses.len() + j.unknown.len(), legal);
+    assert!(j.unknown.is_empty(), "a large budget settles every move: {:?}", j.unknown);
+    assert!(!j.holds.is_empty() && j.holds.len() < 10, "{:?}", j.holds);
+    // Every holding move blocks the VCF; a sample of losing moves really lose.
+    for &m in &j.holds {
+        let mut after = b.clone();
+        after.place(m, Color::White).unwrap();
+        assert_eq!(vcf(&mut after, Color::Black, Budget::nodes(1_000_000)), None, "{m} holds");
+    }
+    for &m in j.loses.iter().step_by(25) {
+        let mut after = b.clone();
+        after.place(m, Color::White).unwrap();
+        let Solve::Win(p) = solve_vct(&mut after, Color::Black, Budget::nodes(2_000_000)).0 else {
+            panic!("{m} was judged lost")
+        };
+        assert!(verify_strategy(&mut after, Color::Black, &p.strategy));
+    }
+}
+
+#[test]
+fn defences_out_of_budget_are_unknown_not_holding() {
+    let b = four_three_threat();
+    let full = defences(&b, Color::White, Budget::nodes(20_000_000)).moves;
+    let mut unknown_seen = false;
+    for nodes in [2_000, 20_000, 100_000] {
+        let d = defences(&b, Color::White, Budget::nodes(nodes));
+        let j = &d.moves;
+        for m in &j.holds {
+            assert!(full.holds.contains(m), "{nodes} nodes: {m} claimed to hold");
+        }
+        for m in &j.loses {
+            assert!(full.loses.contains(m), "{nodes} nodes: {m} claimed to lose");
+        }
+        unknown_seen |= d.threat == Threat::Unknown || !j.unknown.is_empty();
+    }
+    assert!(unknown_seen, "small budgets must leave something unknown");
+}
+
+#[test]
+fn defences_bad_input_gets_a_clear_answer() {
+    let quiet = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
+    assert_eq!(defences(&quiet, Color::Black, Budget::nodes(0)).threat, Threat::Unknown);
+    assert_eq!(defences(&quiet, Color::Black, Budget::nodes(1_000_000)).threat, Threat::None);
+    let won = board(
+        Rule::Freestyle,
+        &[(3, 3), (4, 3), (5, 3), (6, 3), (7, 3)],
+        &[(0, 0), (0, 1), (0, 2), (0, 3)],
+    );
+    let d = defences(&won, Color::White, Budget::nodes(1000));
+    assert_eq!(d.threat, Threat::GameOver);
+    assert_eq!(d.moves, Judged::default());
+    // White's four ends on black's forbidden double three: every black move loses.
+    let trapped = board(
+        Rule::Renju,
+        &[(5, 7), (6, 7), (7, 5), (7, 6), (2, 2)],
+        &[(3, 3), (4, 4), (5, 5), (6, 6)],
+    );
+    assert!(trapped.is_forbidden(Pos::new(7, 7)));
+    let d = defences(&trapped, Color::Black, Budget::nodes(1_000_000));
+    assert_eq!(d.threat, Threat::Win(engine::tss::WinKind::Vcf));
+    assert!(d.moves.holds.is_empty() && d.moves.unknown.is_empty(), "{:?}", d.moves);
+    assert!(!d.moves.loses.contains(&Pos::new(7, 7)), "a forbidden point is no move");
 }

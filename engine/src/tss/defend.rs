@@ -1,50 +1,151 @@
-//! Defence search: given the opponent's verified forced win, the moves of the side to move after
-//! which the opponent has no forced win of the same kind.
+//! Defence search: which moves of the side to move hold against the opponent's forced win.
 //!
-//! Depends on `game`, `threat`, `verify` and the provers. A move is dropped only when a win is
-//! proven after it (the old strategy still verifies, or a fresh search finds and verifies one), so
-//! a budget that runs out leaves moves in the list rather than wrongly taking them out.
+//! Depends on `game`, `threat`, `verify` and the provers. Every legal move is judged: it `loses`
+//! when the opponent has a verified forced win after it (the old proof replayed with the move on
+//! the board, else a fresh search), it `holds` when a complete search finds none, and it stays
+//! `unknown` when the budget ran out first. Direct blocks, counter-fours that gain tempo and moves
+//! that spoil a threat's second stage all come out of the same fresh search: nothing is assumed.
 
-use super::threat::legal_for;
+use super::threat::{five_on_board, legal_for};
 use super::verify::{Check, verify_shifted};
-use super::{Limits, Proof, Solve, Stats, solve_with};
+use super::{Limits, Proof, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
-pub(crate) fn refutations(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> Vec<Pos> {
+/// The legal moves of one side sorted by what they do against the opponent's forced win.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judged {
+    /// After these the opponent has no forced win: the searches ended (a VCF exhaustively, a VCT
+    /// within its depth cap) without finding one.
+    pub holds: Vec<Pos>,
+    /// After these the opponent has a forced win that the verifier accepted.
+    pub loses: Vec<Pos>,
+    /// The budget ran out before these were settled.
+    pub unknown: Vec<Pos>,
+}
+
+impl Judged {
+    /// The moves not proven to lose (holding or unsettled), in board order.
+    pub fn not_lost(&self) -> Vec<Pos> {
+        let mut moves: Vec<Pos> = self.holds.iter().chain(&self.unknown).copied().collect();
+        moves.sort_unstable();
+        moves
+    }
+}
+
+/// Judges every legal move of `side` (moving next) against `proof`, the opponent's verified
+/// win: the proof replayed after the move first (cheap, settles most moves as lost), then a fresh
+/// search of `kind` (a VCT also covers every VCF) for the rest, the budget split evenly.
+pub(crate) fn judge(
+    b: &mut Board,
+    side: Color,
+    proof: &Proof,
+    kind: WinKind,
+    lim: &mut Limits,
+    stats: &mut Stats,
+) -> Judged {
     let opp = side.opp();
     let before = b.hash();
     let moves: Vec<Pos> = b.points().filter(|&p| legal_for(b, p, side)).collect();
-    // Phase 1: the same winning strategy, replayed after each move, removes most moves cheaply.
+    let mut out = Judged::default();
     let mut survivors = Vec::new();
     for m in moves {
         if !lim.check_now() || !lim.tick() {
-            survivors.push(m);
+            out.unknown.push(m);
             continue;
         }
         b.place_unchecked(m, side);
-        let still_wins =
-            !b.is_five_at(m) && verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock()) == Check::Verified;
+        let check = if b.is_five_at(m) {
+            Check::Refuted
+        } else {
+            verify_shifted(b, opp, &proof.strategy, b.hash() ^ before, lim.clock())
+        };
         b.undo();
-        if !still_wins {
-            survivors.push(m);
+        match check {
+            Check::Verified => out.loses.push(m),
+            Check::Refuted => survivors.push(m),
+            Check::OutOfTime => out.unknown.push(m),
         }
     }
-    // Phase 2: a fresh search for the opponent after each remaining move, budget split evenly.
-    let mut keep = Vec::new();
     let n = survivors.len() as u64;
     for (i, m) in survivors.into_iter().enumerate() {
         if !lim.check_now() {
-            keep.push(m);
+            out.unknown.push(m);
             continue;
         }
         let mut share = lim.share(1, n - i as u64);
         b.place_unchecked(m, side);
-        let lost = !b.is_five_at(m) && matches!(solve_with(b, opp, proof.kind, &mut share, stats), Solve::Win(_));
+        let verdict = if b.is_five_at(m) {
+            Solve::NoWin
+        } else {
+            solve_with(b, opp, kind, &mut share, stats)
+        };
         b.undo();
         lim.absorb(&share);
-        if !lost {
-            keep.push(m);
+        match verdict {
+            Solve::Win(_) => out.loses.push(m),
+            Solve::NoWin => out.holds.push(m),
+            Solve::Unknown => out.unknown.push(m),
         }
     }
-    keep
+    out.unknown.sort_unstable();
+    out.loses.sort_unstable();
+    out
+}
+
+/// The opponent's threat, as far as the budget let `defences` see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threat {
+    /// A five is already on the board, or the side to move has no legal move: nothing to defend.
+    GameOver,
+    /// The opponent has no forced win now: no VCF (exhaustive search) and no VCT within its depth
+    /// cap. The move lists are empty: no move needs judging.
+    None,
+    /// The opponent has a verified forced win of this kind (a VCT may be all fours): the lists
+    /// say which moves hold.
+    Win(WinKind),
+    /// The budget ran out before the opponent's threat was known; the lists are empty.
+    Unknown,
+}
+
+/// `defences`' answer: the opponent's threat and every legal move judged against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defences {
+    pub threat: Threat,
+    pub moves: Judged,
+}
+
+/// The moves of `side` (moving next) after which the opponent has no VCF and no VCT, within
+/// `budget`. First the opponent's win is searched for (VCF, then VCT); when there is one, every
+/// legal move is judged (see `Judged`); moves the budget did not reach are reported `unknown`,
+/// never as holding. A renju black whose every defence is forbidden gets an empty `holds`.
+pub fn defences(board: &Board, side: Color, budget: super::Budget) -> Defences {
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    let mut b = board.clone();
+    let answer = |threat, moves| Defences { threat, moves };
+    if five_on_board(&b).is_some() || !b.points().any(|p| legal_for(&b, p, side)) {
+        return answer(Threat::GameOver, Judged::default());
+    }
+    let opp = side.opp();
+    let mut found = None;
+    let mut no_vcf = false;
+    for (kind, num, den) in [(WinKind::Vcf, 1, 4), (WinKind::Vct, 1, 2)] {
+        let mut share = lim.share(num, den);
+        let r = solve_with(&mut b, opp, kind, &mut share, &mut stats);
+        lim.absorb(&share);
+        match r {
+            Solve::Win(p) => {
+                found = Some(p);
+                break;
+            }
+            Solve::NoWin if kind == WinKind::Vcf => no_vcf = true,
+            Solve::NoWin if no_vcf => return answer(Threat::None, Judged::default()),
+            _ => {}
+        }
+    }
+    let Some(proof) = found else {
+        return answer(Threat::Unknown, Judged::default());
+    };
+    let moves = judge(&mut b, side, &proof, WinKind::Vct, &mut lim, &mut stats);
+    answer(Threat::Win(proof.kind), moves)
 }

@@ -7,7 +7,7 @@
 //! - `vcf`     — continuous fours, depth-first with a refutation table.
 //! - `vct`     — fours and threes, proof-number search with a solved-position table.
 //! - `verify`  — replays a claimed win against every defence; nothing is announced unverified.
-//! - `defend`  — the moves that refute an opponent's forced win.
+//! - `defend`  — every move judged against an opponent's forced win: holds, loses, or unknown.
 //! - `suite`   — the tactics suite file format (positions with expected verdicts).
 //!
 //! # Use from the brain
@@ -25,6 +25,11 @@
 //!     RootTactics::Unknown => { /* no tactical verdict: search normally */ }
 //! }
 //! ```
+//!
+//! To restrict the root to real defences use `defences(board, side, budget)`: every legal move
+//! judged against the opponent's forced win as `holds` (no VCF/VCT after it), `loses` (a verified
+//! win after it) or `unknown` (the budget ran out), with `Threat::None` when there is nothing to
+//! defend and `Threat::Unknown` when the budget did not even find out.
 //!
 //! At MCTS leaves use `vcf(board, colour, Budget::nodes(n))`: on a position where `colour` has no
 //! four to make it returns `None` after one scan of the board (well under a microsecond per cell).
@@ -44,6 +49,7 @@ use std::time::{Duration, Instant};
 
 use crate::game::{Board, Color, Pos};
 use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
+pub use defend::{Defences, Judged, Threat, defences};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
 
 /// How much a search may spend: a node count, a wall-clock deadline and a stop flag raised from
@@ -334,25 +340,26 @@ fn analyse_inner(
     let theirs = solve_with(b, opp, WinKind::Vcf, &mut share, stats);
     lim.absorb(&share);
     if let Solve::Win(proof) = theirs {
-        let moves = defend::refutations(b, side, &proof, lim, stats);
-        return if moves.is_empty() {
-            RootTactics::Lost
-        } else {
-            RootTactics::MustBlock(moves)
-        };
+        return must_block(b, side, &proof, lim, stats);
     }
     let mut share = lim.share(1, 2);
     let theirs = solve_with(b, opp, WinKind::Vct, &mut share, stats);
     lim.absorb(&share);
     if let Solve::Win(proof) = theirs {
-        let moves = defend::refutations(b, side, &proof, lim, stats);
-        return if moves.is_empty() {
-            RootTactics::Lost
-        } else {
-            RootTactics::MustBlock(moves)
-        };
+        return must_block(b, side, &proof, lim, stats);
     }
     RootTactics::Unknown
+}
+
+/// The root answer to the opponent's verified win: the moves not proven to lose (those that hold
+/// and those the budget did not settle), or `Lost` when every move loses.
+fn must_block(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> RootTactics {
+    let moves = defend::judge(b, side, proof, proof.kind, lim, stats).not_lost();
+    if moves.is_empty() {
+        RootTactics::Lost
+    } else {
+        RootTactics::MustBlock(moves)
+    }
 }
 
 /// VCF for `attacker` (moving next): the full verified line, or `None` (no VCF, or the budget ran
@@ -390,12 +397,13 @@ pub fn solve_vct(board: &mut Board, attacker: Color, budget: Budget) -> (Solve, 
     (r, stats)
 }
 
-/// The moves for `side` (moving next) that refute `proof`, the opponent's forced win: moves after
-/// which the opponent has no win of the same kind. Drops only moves proven to lose.
+/// The moves for `side` (moving next) not proven to lose against `proof`, the opponent's forced
+/// win: after them the opponent has no win of the same kind, or the budget did not settle it.
+/// `defences` tells the two apart.
 pub fn refutations(board: &Board, side: Color, proof: &Proof, budget: Budget) -> Vec<Pos> {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
-    defend::refutations(&mut board.clone(), side, proof, &mut lim, &mut stats)
+    defend::judge(&mut board.clone(), side, proof, proof.kind, &mut lim, &mut stats).not_lost()
 }
 
 pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limits, stats: &mut Stats) -> Solve {

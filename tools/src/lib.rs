@@ -9,6 +9,7 @@
 //! Depends on `protocol` and `engine::game` (rules for adjudication); never on the engine's search.
 
 pub mod elo;
+pub mod mine;
 pub mod stats;
 pub mod tactics;
 pub mod tournament;

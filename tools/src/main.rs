@@ -24,6 +24,8 @@ enum Cmd {
     Elo(tools::elo::Args),
     /// Run tactics suites (VCF/VCT/defence positions) through the engine's threat-space search.
     Tactics(tools::tactics::Args),
+    /// Mine a verified tactics suite from self-play (thread count and time budget as arguments).
+    MineTactics(tools::mine::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Cmd::Tournament(a) => tools::tournament::run(*a).map(|_| ()),
         Cmd::Elo(a) => tools::elo::run(a),
         Cmd::Tactics(a) => tools::tactics::run(a),
+        Cmd::MineTactics(a) => tools::mine::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

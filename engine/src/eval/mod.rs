@@ -4,11 +4,14 @@
 //! - `features` — the one definition of the network's input planes (engine, trainer, exporter).
 //! - `classical` — the pattern evaluator: the no-network fallback and a cheap MCTS prior.
 //! - `onnx` — ONNX Runtime; the only module that names an inference runtime.
+//! - `onnx_evaluator` — an `Evaluator` over ONNX Runtime sessions: encode, forward, legal mask.
+//! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
+//!
+//! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests).
 
 pub mod classical;
 pub mod features;
 pub mod onnx;
-pub mod cache;
 pub mod onnx_evaluator;
 pub mod slot;
 
@@ -24,8 +27,8 @@ pub struct Evaluation {
     pub value: f32,
 }
 
-/// Anything that scores positions: uniform, classical, ONNX, tch (in the trainer), and wrappers
-/// (cache, batching queue). Implementations must be callable from several search threads.
+/// Anything that scores positions: uniform, classical, ONNX, tch (in the trainer).
+/// Implementations must be callable from several search threads.
 pub trait Evaluator: Send + Sync {
     /// A short name for logs and `MESSAGE` lines.
     fn name(&self) -> String;
@@ -39,8 +42,8 @@ pub trait Evaluator: Send + Sync {
         1
     }
 
-    /// Identifies the model behind the evaluator, so caches keyed by position hash stay valid
-    /// across model swaps.
+    /// Identifies the model behind the evaluator, so a tree kept between moves is dropped when
+    /// the model behind it changed.
     fn model_id(&self) -> u64 {
         0
     }

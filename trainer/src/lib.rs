@@ -27,11 +27,7 @@ pub mod symmetry;
 
 use engine::game::Rule;
 
-/// "freestyle", "standard", "renju", "caro" (or the protocol's number).
+/// A rule by `Rule`'s one grammar (engine::game): its name or the protocol's number.
 pub fn parse_rule(s: &str) -> Option<Rule> {
-    let t = s.trim().to_ascii_lowercase();
-    Rule::ALL
-        .into_iter()
-        .find(|r| r.to_string().eq_ignore_ascii_case(&t))
-        .or_else(|| t.parse::<u32>().ok().map(Rule::from_protocol))
+    s.parse().ok()
 }

@@ -85,8 +85,9 @@ pub struct Args {
     /// Play each opening twice with colours swapped.
     #[arg(long)]
     pub repeat: bool,
-    /// freestyle, standard, renju, caro, or the Gomocup rule number 0, 1, 4, 8.
-    #[arg(long, default_value = "freestyle", value_parser = parse_rule)]
+    /// freestyle, standard, renju, caro, or the Gomocup rule number 0, 1, 4, 8 (2: renju, as
+    /// Yixin-Board sends it); parsed by `Rule`'s one grammar.
+    #[arg(long, default_value = "freestyle")]
     pub rule: Rule,
     /// Board size: N (square) or WxH.
     #[arg(long, default_value = "15", value_parser = parse_size)]
@@ -140,18 +141,6 @@ pub struct Args {
     /// No progress line.
     #[arg(long)]
     pub quiet: bool,
-}
-
-fn parse_rule(s: &str) -> Result<Rule, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "freestyle" | "0" => Ok(Rule::Freestyle),
-        "standard" | "1" => Ok(Rule::Standard),
-        "renju" | "4" => Ok(Rule::Renju),
-        "caro" | "8" => Ok(Rule::Caro),
-        _ => Err(format!(
-            "unknown rule `{s}` (freestyle, standard, renju, caro, 0, 1, 4, 8)"
-        )),
-    }
 }
 
 fn parse_size(s: &str) -> Result<(usize, usize), String> {
@@ -482,8 +471,8 @@ mod tests {
         assert_eq!(parse_size("15").unwrap(), (15, 15));
         assert_eq!(parse_size("20x15").unwrap(), (20, 15));
         assert!(parse_size("x").is_err());
-        assert_eq!(parse_rule("4").unwrap(), Rule::Renju);
-        assert!(parse_rule("gomoku").is_err());
+        assert_eq!("4".parse::<Rule>().unwrap(), Rule::Renju);
+        assert!("gomoku".parse::<Rule>().is_err());
         assert_eq!(parse_bytes("350M").unwrap(), 350 << 20);
         assert_eq!(parse_bytes("367001600").unwrap(), 367001600);
         assert!(parse_bytes("12Q").is_err());

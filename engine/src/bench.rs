@@ -125,10 +125,10 @@ pub fn run_with(
             report.visits += r.playouts;
             fnv(&mut report.signature, r.best.index() as u64);
             fnv(&mut report.signature, r.nodes as u64);
-            for (p, v, _) in &r.root_children {
+            for c in &r.root_children {
                 fnv(
                     &mut report.signature,
-                    ((p.index() as u64) << 32) | *v as u64,
+                    ((c.mv.index() as u64) << 32) | c.visits as u64,
                 );
             }
             writeln!(

@@ -421,7 +421,7 @@ fn renju_forbidden_points_are_never_expanded() {
     s.set_position(&board);
     let r = s.run(&SearchLimits::visits(2000));
     assert!(
-        r.root_children.iter().all(|c| c.0 != f),
+        r.root_children.iter().all(|c| c.mv != f),
         "forbidden point searched"
     );
     assert_ne!(r.best, f);
@@ -444,7 +444,7 @@ fn two_threads_search_one_tree() {
     assert_eq!(r.playouts, 5000);
     assert_eq!(r.visits, 5000);
     assert!(board.is_legal(r.best));
-    let sum: u32 = r.root_children.iter().map(|c| c.1).sum();
+    let sum: u32 = r.root_children.iter().map(|c| c.visits).sum();
     assert_eq!(
         sum as u64 + 1,
         r.visits,
@@ -478,7 +478,7 @@ fn root_noise_is_seeded_and_sampling_follows_visits() {
         "another seed, other noise"
     );
     for p in sa {
-        assert!(a.root_children.iter().any(|ch| ch.0 == p));
+        assert!(a.root_children.iter().any(|ch| ch.mv == p));
     }
 }
 

@@ -353,7 +353,7 @@ fn make_move(
     let visits: Vec<(u16, u32)> = r
         .root_children
         .iter()
-        .map(|&(p, v, _)| (s.board.dense_index(p) as u16, v))
+        .map(|c| (s.board.dense_index(c.mv) as u16, c.visits))
         .collect();
     // Resignation: the side to move is hopeless for two of its moves in a row.
     if r.value < cfg.resign_threshold {

@@ -6,10 +6,11 @@
 //! and changes nothing; a panic inside a command is caught, reported, and the engine carries on.
 
 use clap::Parser;
-use engine::brain::{Difficulty, Engine, EngineConfig, SearchKind, SetupStone, Swap2Choice};
+use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice};
+use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
 use engine::eval::onnx::Device;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use engine::game::{Pos, Rule};
 use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
 use std::io::Write;
@@ -51,6 +52,9 @@ enum Sub {
     /// Fixed positions (rules 0, 1, 4), one thread, fixed visits: prints `Nodes searched: N`,
     /// visits/s and a signature that is identical on every run of the same build.
     Bench,
+    /// Scripting: reads one JSON request per line on stdin, writes one JSON reply per line
+    /// (schema in the README and in `engine::brain::script`).
+    Analyse,
 }
 
 fn parse_device(s: &str) -> Result<Device, String> {
@@ -103,6 +107,58 @@ struct Brain {
     out: Out,
     stop: Arc<AtomicBool>,
     ending: Arc<AtomicBool>,
+    /// Yixin's `INFO show_detail` bits: 1 = realtime lines while thinking.
+    show_detail: u32,
+}
+
+/// How often realtime lines may go out while thinking: rare enough to cost the search nothing
+/// measurable, often enough for a GUI to look live.
+const REALTIME_EVERY: Duration = Duration::from_millis(200);
+
+/// Moves as `x,y x,y …`.
+fn line_text(pv: &[Pos]) -> String {
+    pv.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// `winrate 55.2%`, or `proven win in N` (N = moves of the proven line the engine holds).
+fn outcome_text(value: f32, proven: Option<Proven>, line: usize) -> String {
+    match proven {
+        Some(Proven::Win) => format!("proven win in {line}"),
+        Some(Proven::Loss) => format!("proven loss in {line}"),
+        Some(Proven::Draw) => "proven draw".into(),
+        None => format!("winrate {:.1}%", 100.0 * win_rate(value)),
+    }
+}
+
+/// The summary line of a finished search: the PV, the win rate or proven result, the speed.
+fn summary_text(info: &MoveInfo) -> String {
+    format!(
+        "depth {} value {:+.3} {} nodes {} {:.0} visits/s time {} ms pv {}",
+        info.depth,
+        info.value,
+        outcome_text(info.value, info.proven, info.pv.len()),
+        info.nodes,
+        info.speed(),
+        info.elapsed.as_millis(),
+        line_text(&info.pv)
+    )
+}
+
+/// Yixin-Board's realtime lines for one progress report: the current best when it changed and
+/// each root move newly proven to lose (`previous` remembers what was sent).
+fn realtime_lines(r: &ProgressReport, previous: &mut (Pos, Vec<Pos>)) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !r.best.is_none() && r.best != previous.0 {
+        previous.0 = r.best;
+        lines.push(format!("REALTIME BEST {}", r.best));
+    }
+    for &p in &r.losing {
+        if !previous.1.contains(&p) {
+            previous.1.push(p);
+            lines.push(format!("REALTIME LOSE {p}"));
+        }
+    }
+    lines
 }
 
 impl Brain {
@@ -110,36 +166,77 @@ impl Brain {
         self.out.send(&BrainLine::Error(text.to_string()));
     }
 
-    /// Thinks and answers with a move; on failure answers ERROR.
-    fn think_and_reply(&mut self) {
+    /// Searches the current position for its `n` best moves, with realtime lines when asked.
+    fn search(&mut self, n: usize) -> Result<MoveInfo, engine::brain::EngineError> {
         self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
-        match self.engine.think(self.received, &self.stop) {
+        let realtime = self.show_detail & 1 != 0;
+        let hook = realtime.then(|| {
+            self.out.send(&BrainLine::Message("REALTIME REFRESH".into()));
+            let out = self.out.clone();
+            let sent = Mutex::new((Pos::NONE, Vec::new()));
+            ProgressHook {
+                every: REALTIME_EVERY,
+                report: Arc::new(move |r: &ProgressReport| {
+                    let mut sent = sent.lock().unwrap_or_else(|e| e.into_inner());
+                    for line in realtime_lines(r, &mut sent) {
+                        out.send(&BrainLine::Message(line));
+                    }
+                }),
+            }
+        });
+        self.engine.set_progress(hook);
+        let result = self.engine.analyse(self.received, &self.stop, n);
+        self.engine.set_progress(None);
+        if let (true, Ok(info)) = (realtime, &result) {
+            self.out.send(&BrainLine::Message(format!("REALTIME BEST {}", info.best)));
+        }
+        result
+    }
+
+    /// Thinks, plays and answers with a move; on failure answers ERROR.
+    fn think_and_reply(&mut self) {
+        let played = self.search(1).and_then(|info| {
+            self.engine.play_own(info.best.x() as i64, info.best.y() as i64)?;
+            Ok(info)
+        });
+        match played {
             Ok(info) => {
-                self.out.send(&BrainLine::Message(format!(
-                    "depth {} value {:+.3} nodes {} time {} ms",
-                    info.depth,
-                    info.value,
-                    info.nodes,
-                    info.elapsed.as_millis()
-                )));
+                self.out.send(&BrainLine::Message(summary_text(&info)));
                 self.out.send(&BrainLine::Move(coord(info.best)));
             }
             Err(e) => self.error(e),
         }
     }
 
-    /// `YXNBEST`: an analysis request. Thinks and answers like a turn, but the position is left
-    /// as it was (the manager has not asked the engine to move).
-    fn analyse_and_reply(&mut self) {
-        let before = self.engine.board().map(|b| b.move_count());
-        self.think_and_reply();
-        let after = self.engine.board().map(|b| b.move_count());
-        if let (Some(before), Some(after)) = (before, after) {
-            if after == before + 1 {
-                if let Some(last) = self.engine.board().and_then(|b| b.last_move()) {
-                    let _ = self.engine.takeback(last.x() as i64, last.y() as i64);
+    /// `YXNBEST n`: the n best moves by search, best first, one `MESSAGE (i) …` line each, then
+    /// the summary and the best move. The position is left as it was (the manager has not asked
+    /// the engine to move).
+    fn nbest_and_reply(&mut self, n: u32) {
+        let Some(board) = self.engine.board() else {
+            return self.error("YXNBEST before START");
+        };
+        let points = board.width() * board.height();
+        if n == 0 || n as usize > points {
+            return self.error(format!("YXNBEST {n}: the count must be 1 to {points} (the board's points)"));
+        }
+        match self.search(n as usize) {
+            Ok(info) => {
+                for (i, c) in info.candidates.iter().enumerate() {
+                    self.out.send(&BrainLine::Message(format!(
+                        "({}) {} {} value {:+.3} visits {} prior {:.3} pv {}",
+                        i + 1,
+                        c.mv,
+                        outcome_text(c.value, c.proven, c.pv.len()),
+                        c.score(),
+                        c.visits,
+                        c.prior,
+                        line_text(&c.pv)
+                    )));
                 }
+                self.out.send(&BrainLine::Message(summary_text(&info)));
+                self.out.send(&BrainLine::Move(coord(info.best)));
             }
+            Err(e) => self.error(format!("YXNBEST {n}: {e}")),
         }
     }
 
@@ -152,6 +249,7 @@ impl Brain {
             Info::MaxMemory(bytes) => self.engine.set_max_memory(bytes),
             Info::Rule(bits) => self.engine.set_rule(Rule::from_protocol(bits)),
             Info::ThreadNum(n) => self.engine.set_threads(n as usize),
+            Info::ShowDetail(bits) => self.show_detail = bits,
             Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
                 Ok(d) => self.engine.set_difficulty(d),
                 Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
@@ -215,7 +313,7 @@ impl Brain {
                 let points = self.engine.forbidden_points().into_iter().map(coord).collect();
                 self.out.send(&BrainLine::Forbid(points));
             }
-            Command::YxNBest(_) => self.analyse_and_reply(),
+            Command::YxNBest(n) => self.nbest_and_reply(n),
             Command::YxHashClear | Command::Stop => {}
         }
         true
@@ -246,6 +344,7 @@ fn main() {
         engine::bench::run();
         return;
     }
+    let analyse = matches!(cli.command, Some(Sub::Analyse));
     // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
     std::panic::set_hook(Box::new(|info| eprintln!("pbrain-fivezero internal error: {info}")));
 
@@ -258,6 +357,14 @@ fn main() {
         model: cli.model,
         device: cli.device,
     });
+    if analyse {
+        // stdout carries only JSON replies; the engine's messages go to stderr.
+        engine.set_message_sink(Arc::new(|text| eprintln!("{text}")));
+        engine.load_model();
+        let defaults = engine::brain::script::Defaults { threads: cli.threads.max(1), difficulty: cli.difficulty };
+        let _ = engine::brain::script::serve(&mut engine, std::io::stdin().lock(), &mut std::io::stdout().lock(), defaults);
+        return;
+    }
     let sink = out.clone();
     engine.set_message_sink(Arc::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
     engine.load_model();
@@ -300,7 +407,7 @@ fn main() {
         });
     }
 
-    let mut brain = Brain { engine, received: Instant::now(), out, stop, ending };
+    let mut brain = Brain { engine, received: Instant::now(), out, stop, ending, show_detail: 0 };
     for input in rx {
         match input {
             Input::Eof => break,

@@ -4,6 +4,7 @@
 //! It knows nothing of stdin/stdout: messages for the user go out through a callback.
 
 mod lookahead;
+pub mod script;
 mod swap2;
 
 pub use swap2::Swap2Choice;
@@ -14,7 +15,7 @@ use crate::eval::onnx::Device;
 use crate::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use crate::eval::slot::{self, ModelSlot, WatchHandle};
 use crate::game::{Board, Color, GameError, Pos, Rule};
-use crate::mcts::{MctsConfig, Search, SearchLimits};
+use crate::mcts::{MctsConfig, ProgressHook, Proven, RootCandidate, Search, SearchLimits};
 use crate::time::TimeLimits;
 use crate::tss::{self, RootTactics, WinKind};
 use std::path::PathBuf;
@@ -24,7 +25,8 @@ use std::time::{Duration, Instant};
 
 /// How hard the engine plays: `Easy` = no threat-space search, `Medium` = threat search at the
 /// root and at search leaves (the "endgame solver" switch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Difficulty {
     Easy,
     #[default]
@@ -106,10 +108,28 @@ pub struct SetupStone {
 #[derive(Debug, Clone)]
 pub struct MoveInfo {
     pub best: Pos,
+    /// Expected outcome for the side to move, in [-1, 1] (the proven result's when proven).
     pub value: f32,
     pub depth: u32,
+    /// Search visits (MCTS, reused ones included) or nodes (lookahead) behind the choice.
     pub nodes: u64,
+    /// Visits or nodes this search added.
+    pub playouts: u64,
     pub elapsed: Duration,
+    /// The expected line, `best` first.
+    pub pv: Vec<Pos>,
+    /// A result proven by the threat search or the tree, for the side to move.
+    pub proven: Option<Proven>,
+    /// The best moves by search, `best` first (as many as asked for, fewer when the search
+    /// knows fewer).
+    pub candidates: Vec<RootCandidate>,
+}
+
+impl MoveInfo {
+    /// Visits (or nodes) this search added per second.
+    pub fn speed(&self) -> f64 {
+        self.playouts as f64 / self.elapsed.as_secs_f64().max(1e-6)
+    }
 }
 
 pub type MessageSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -129,6 +149,10 @@ pub struct Engine {
     _watch: Option<WatchHandle>,
     /// The leaked clone of the front end's stop flag, keyed by the flag's address.
     static_stop: Option<(usize, &'static AtomicBool)>,
+    /// Playouts one search may add (None = only time and memory limit it).
+    max_visits: Option<u64>,
+    /// Called while the tree search runs (realtime analysis output).
+    progress: Option<ProgressHook>,
 }
 
 impl Engine {
@@ -148,6 +172,8 @@ impl Engine {
             mcts: None,
             _watch: None,
             static_stop: None,
+            max_visits: None,
+            progress: None,
         }
     }
 
@@ -191,6 +217,14 @@ impl Engine {
     }
     pub fn set_difficulty(&mut self, d: Difficulty) {
         self.config.difficulty = d;
+    }
+    /// Caps the playouts of each tree search (None = no cap).
+    pub fn set_max_visits(&mut self, visits: Option<u64>) {
+        self.max_visits = visits;
+    }
+    /// Reports the tree search's progress through `hook` (None = silent).
+    pub fn set_progress(&mut self, hook: Option<ProgressHook>) {
+        self.progress = hook;
     }
     pub fn set_max_memory(&mut self, bytes: u64) {
         self.max_memory_bytes = bytes;
@@ -301,6 +335,18 @@ impl Engine {
     /// # Errors
     /// No game, no legal move, or the game already decided.
     pub fn think(&mut self, started: Instant, stop: &Arc<AtomicBool>) -> Result<MoveInfo, EngineError> {
+        let info = self.analyse(started, stop, 1)?;
+        self.board_mut()?.play(info.best)?;
+        Ok(info)
+    }
+
+    /// Searches the position like `think` and reports the `n` best moves, without playing any:
+    /// the position is unchanged.
+    ///
+    /// # Errors
+    /// No game, no legal move, or the game already decided.
+    pub fn analyse(&mut self, started: Instant, stop: &Arc<AtomicBool>, n: usize) -> Result<MoveInfo, EngineError> {
+        let n = n.max(1);
         let static_stop = self.static_stop(stop);
         let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
         if board.winner().is_some() {
@@ -315,7 +361,7 @@ impl Engine {
         if self.config.difficulty == Difficulty::Medium {
             let tss_budget = tss::Budget::time(budget.soft / 4).with_stop(static_stop);
             match tss::analyse_root(board, tss_budget) {
-                RootTactics::WinNow(p) => return self.finish(started, p, 1.0, 0, 0),
+                RootTactics::WinNow(p) => return Ok(proven_win(started, vec![p])),
                 RootTactics::ForcedWin { line, kind } => {
                     let kind = match kind {
                         WinKind::Vcf => "VCF",
@@ -323,7 +369,7 @@ impl Engine {
                     };
                     let text: Vec<String> = line.iter().map(|p| p.to_string()).collect();
                     self.message(&format!("{kind} win: {}", text.join(" ")));
-                    return self.finish(started, line[0], 1.0, line.len() as u32, 0);
+                    return Ok(proven_win(started, line));
                 }
                 RootTactics::MustBlock(moves) if !moves.is_empty() => allowed = Some(moves),
                 RootTactics::MustBlock(_) | RootTactics::Lost => self.message("lost by force; resisting"),
@@ -337,9 +383,20 @@ impl Engine {
             SearchKind::Lookahead => {
                 let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
                 let r = lookahead::choose(board, soft, hard, stop, allowed.as_deref()).ok_or(EngineError::NoLegalMove)?;
-                self.finish(started, r.best, r.value, r.depth, r.nodes)
+                let only = RootCandidate { mv: r.best, visits: 0, prior: 0.0, value: r.value, proven: None, pv: vec![r.best] };
+                Ok(MoveInfo {
+                    best: r.best,
+                    value: r.value,
+                    depth: r.depth,
+                    nodes: r.nodes,
+                    playouts: r.nodes,
+                    elapsed: started.elapsed(),
+                    pv: vec![r.best],
+                    proven: None,
+                    candidates: vec![only],
+                })
             }
-            SearchKind::Mcts => self.think_mcts(started, soft, stop, allowed),
+            SearchKind::Mcts => self.think_mcts(started, soft, stop, allowed, n),
         }
     }
 
@@ -356,7 +413,7 @@ impl Engine {
         }
     }
 
-    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>) -> Result<MoveInfo, EngineError> {
+    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
         let evaluator = self.slot.current();
         let board = self.board.clone().ok_or(EngineError::NotStarted)?;
         let search = self.mcts.get_or_insert_with(|| {
@@ -379,8 +436,16 @@ impl Engine {
             search.set_evaluator(evaluator);
         }
         search.set_position(&board);
-        let limits = SearchLimits { deadline: Some(deadline), stop: stop.clone(), ..SearchLimits::default() };
+        let limits = SearchLimits {
+            deadline: Some(deadline),
+            stop: stop.clone(),
+            max_visits: self.max_visits.unwrap_or(u64::MAX),
+            progress: self.progress.clone(),
+            ..SearchLimits::default()
+        };
         let result = search.run(&limits);
+        // With a forced defence, every ranked move is needed to put the defences first.
+        let mut candidates = search.candidates(if allowed.is_some() { usize::MAX } else { n });
         let mut best = result.best;
         if let Some(allowed) = &allowed {
             if !allowed.contains(&best) {
@@ -389,8 +454,8 @@ impl Engine {
                 best = result
                     .root_children
                     .iter()
-                    .find(|(p, _, _)| allowed.contains(p))
-                    .map(|&(p, _, _)| p)
+                    .find(|c| allowed.contains(&c.mv))
+                    .map(|c| c.mv)
                     .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
                     .unwrap_or(allowed[0]);
             }
@@ -398,12 +463,25 @@ impl Engine {
         if best.is_none() || !board.is_legal(best) {
             best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;
         }
-        self.finish(started, best, result.value, result.pv.len() as u32, result.visits)
-    }
-
-    fn finish(&mut self, started: Instant, best: Pos, value: f32, depth: u32, nodes: u64) -> Result<MoveInfo, EngineError> {
-        self.board_mut()?.play(best)?;
-        Ok(MoveInfo { best, value, depth, nodes, elapsed: started.elapsed() })
+        // The move played first, then the forced defences, then the rest in the search's order.
+        let refuted = |p: &Pos| allowed.as_ref().is_some_and(|a| !a.contains(p));
+        candidates.sort_by_key(|c| (c.mv != best, refuted(&c.mv)));
+        if candidates.first().is_none_or(|c| c.mv != best) {
+            candidates.insert(0, RootCandidate { mv: best, visits: 0, prior: 0.0, value: result.value, proven: None, pv: vec![best] });
+        }
+        candidates.truncate(n);
+        let pv = candidates[0].pv.clone();
+        Ok(MoveInfo {
+            best,
+            value: result.value,
+            depth: pv.len() as u32,
+            nodes: result.visits,
+            playouts: result.playouts,
+            elapsed: started.elapsed(),
+            pv,
+            proven: result.proven,
+            candidates,
+        })
     }
 
     /// Answers a swap2 opening position (0, 3 or 5 stones).
@@ -414,5 +492,22 @@ impl Engine {
             self.message("swap2: taking the other colour");
         }
         Ok(choice)
+    }
+}
+
+/// The report of a win the threat search proved: `line` from the move to play on.
+fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
+    let best = line[0];
+    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 1.0, proven: Some(Proven::Win), pv: line.clone() };
+    MoveInfo {
+        best,
+        value: 1.0,
+        depth: line.len() as u32,
+        nodes: 0,
+        playouts: 0,
+        elapsed: started.elapsed(),
+        pv: line,
+        proven: Some(Proven::Win),
+        candidates: vec![only],
     }
 }

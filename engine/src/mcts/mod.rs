@@ -108,6 +108,39 @@ pub struct SearchLimits {
     pub deadline: Option<Instant>,
     /// Set from another thread to stop at the next batch.
     pub stop: Arc<AtomicBool>,
+    /// Called with the search's state every so often while it runs (analysis front ends).
+    pub progress: Option<ProgressHook>,
+}
+
+/// The search's state in the middle of a run, for realtime analysis output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressReport {
+    /// Since the run started.
+    pub elapsed: Duration,
+    /// Playouts added by this run so far.
+    pub playouts: u64,
+    pub nodes: usize,
+    /// What the final choice would be now (`Pos::NONE` before the root is expanded).
+    pub best: Pos,
+    /// Its value for the side to move at the root.
+    pub value: f32,
+    pub pv: Vec<Pos>,
+    /// Root moves proven to lose.
+    pub losing: Vec<Pos>,
+}
+
+/// A progress callback and how often to call it. It runs on a search thread (outside the tree
+/// lock), so it must be quick: format and send, nothing more.
+#[derive(Clone)]
+pub struct ProgressHook {
+    pub every: Duration,
+    pub report: Arc<dyn Fn(&ProgressReport) + Send + Sync>,
+}
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProgressHook(every {:?})", self.every)
+    }
 }
 
 impl Default for SearchLimits {
@@ -117,6 +150,7 @@ impl Default for SearchLimits {
             max_nodes: usize::MAX,
             deadline: None,
             stop: Arc::new(AtomicBool::new(false)),
+            progress: None,
         }
     }
 }
@@ -136,13 +170,75 @@ impl SearchLimits {
     }
 }
 
-/// A proven game-theoretic result for the side to move at the root.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A proven game-theoretic result, for the side to move at the root unless said otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Proven {
     Win,
     Draw,
     Loss,
 }
+
+impl Proven {
+    /// The same result seen by the other player.
+    pub fn flip(self) -> Proven {
+        match self {
+            Proven::Win => Proven::Loss,
+            Proven::Loss => Proven::Win,
+            Proven::Draw => Proven::Draw,
+        }
+    }
+
+    /// A tree node's `proven` field (the view of the player who moved into the node).
+    fn of_mover(proven: i8) -> Option<Proven> {
+        match proven {
+            1 => Some(Proven::Win),
+            0 => Some(Proven::Draw),
+            -1 => Some(Proven::Loss),
+            _ => None,
+        }
+    }
+
+    /// The value it stands for, in [-1, 1].
+    pub fn value(self) -> f32 {
+        match self {
+            Proven::Win => 1.0,
+            Proven::Draw => 0.0,
+            Proven::Loss => -1.0,
+        }
+    }
+}
+
+/// One move of the root as the search sees it (the side to move at the root plays it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootCandidate {
+    pub mv: Pos,
+    pub visits: u32,
+    /// The evaluator's prior for the move.
+    pub prior: f32,
+    /// Mean backed-up value for the side to move at the root, in [-1, 1] (0 when unvisited).
+    pub value: f32,
+    /// The game-theoretic result of playing it, when the tree has proven one.
+    pub proven: Option<Proven>,
+    /// The expected line, this move first: below it, a winning child when one is proven, else
+    /// the most visited. Filled only by `Search::candidates`.
+    pub pv: Vec<Pos>,
+}
+
+impl RootCandidate {
+    /// The value, or the proven result's value when there is one.
+    pub fn score(&self) -> f32 {
+        self.proven.map_or(self.value, Proven::value)
+    }
+}
+
+/// The chance of winning that a value in [-1, 1] stands for (a draw counted as half).
+pub fn win_rate(value: f32) -> f32 {
+    ((value + 1.0) * 0.5).clamp(0.0, 1.0)
+}
+
+/// The longest principal variation reported (moves).
+const MAX_PV: usize = 64;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchResult {
@@ -155,9 +251,8 @@ pub struct SearchResult {
     /// Expected outcome for the side to move, in [-1, 1].
     pub value: f32,
     pub pv: Vec<Pos>,
-    /// Every expanded root move: (move, visits, value for the side to move), most visited
-    /// first, ties by board order.
-    pub root_children: Vec<(Pos, u32, f32)>,
+    /// Every visited root move (without PVs), most visited first, ties by board order.
+    pub root_children: Vec<RootCandidate>,
     /// Nodes in the tree.
     pub nodes: usize,
     pub proven: Option<Proven>,
@@ -193,6 +288,9 @@ struct Shared {
     stopped: bool,
     noise_done: bool,
     rng: SplitMix64,
+    /// When the current run started, and when its next progress report is due.
+    run_started: Instant,
+    report_due: Instant,
 }
 
 pub struct Search {
@@ -228,6 +326,8 @@ impl Search {
             stopped: false,
             noise_done: false,
             rng: SplitMix64::new(config.seed),
+            run_started: Instant::now(),
+            report_due: Instant::now(),
         };
         let explore_small = tree::explore_table(config.c_puct_init, config.c_puct_base);
         Search {
@@ -345,6 +445,8 @@ impl Search {
             let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
             s.started = 0;
             s.stopped = false;
+            s.run_started = start;
+            s.report_due = start + limits.progress.as_ref().map_or(Duration::ZERO, |h| h.every);
         }
         let threads = self.config.threads.max(1);
         let batch = self.batch_size();
@@ -389,19 +491,23 @@ impl Search {
         shared_tree: bool,
     ) {
         loop {
-            let gathered = {
+            let (gathered, report) = {
                 let mut s = lock(&self.shared);
                 let next_batch = Duration::from_nanos(self.eval_ns.load(Ordering::Relaxed));
                 if Self::should_stop(&s, limits, next_batch) {
                     s.stopped = true;
                     break;
                 }
+                let report = limits.progress.as_ref().and_then(|h| progress_due(&mut s, h, &self.config));
                 maybe_noise(&self.config, &mut s);
                 let n = (batch as u64).min(limits.max_visits - s.started) as usize;
                 let g = w.gather(&mut s.tree, n, ctx);
                 s.started += (g.leaves + g.finished) as u64;
-                g
+                (g, report)
             };
+            if let (Some(r), Some(h)) = (report, &limits.progress) {
+                (h.report)(&r);
+            }
             if gathered.leaves == 0 {
                 if gathered.finished == 0 && shared_tree {
                     // Every selection met another thread's pending leaf: let it finish.
@@ -566,63 +672,16 @@ impl Search {
         let s = lock(&self.shared);
         let tree = &s.tree;
         let root = tree.root();
-        let mut children: Vec<(usize, Pos, u32, f32, i8, f32)> = Vec::new();
-        if root.state == State::Expanded {
-            for (i, e) in tree.edges_of(0).iter().enumerate() {
-                let (visits, q, proven) = if e.child == NO_NODE {
-                    (0, 0.0, UNPROVEN)
-                } else {
-                    let c = &tree.nodes[e.child as usize];
-                    (c.visits, c.q() as f32, c.proven)
-                };
-                children.push((i, e.mv, visits, q, proven, e.prior()));
-            }
-        }
+        let children = root_candidates(tree);
         let best = choose(&children, self.config.final_choice);
-        let mut root_children: Vec<(Pos, u32, f32)> = children
-            .iter()
-            .filter(|c| c.2 > 0)
-            .map(|c| (c.1, c.2, c.3))
-            .collect();
-        root_children.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let proven = match root.proven {
-            1 => Some(Proven::Loss),
-            0 => Some(Proven::Draw),
-            -1 => Some(Proven::Win),
-            _ => None,
-        };
-        let value = match proven {
-            Some(Proven::Win) => 1.0,
-            Some(Proven::Loss) => -1.0,
-            Some(Proven::Draw) => 0.0,
-            None => -root.q() as f32,
-        };
-        let mut pv = Vec::new();
-        if let Some(b) = best {
-            pv.push(children[b].1);
-            let mut node = tree.edges_of(0)[children[b].0].child;
-            while node != NO_NODE
-                && tree.nodes[node as usize].state == State::Expanded
-                && pv.len() < 64
-            {
-                let mut next: Option<(u32, Pos, u32)> = None;
-                for e in tree.edges_of(node) {
-                    if e.child == NO_NODE {
-                        continue;
-                    }
-                    let c = &tree.nodes[e.child as usize];
-                    let key = if c.proven == 1 { u32::MAX } else { c.visits };
-                    if key > 0 && next.is_none_or(|(k, _, _)| key > k) {
-                        next = Some((key, e.mv, e.child));
-                    }
-                }
-                let Some((_, mv, child)) = next else { break };
-                pv.push(mv);
-                node = child;
-            }
-        }
+        let pv = best.map_or_else(Vec::new, |b| principal_variation(tree, b, children[b].mv));
+        let mut root_children: Vec<RootCandidate> =
+            children.iter().filter(|c| c.visits > 0).cloned().collect();
+        root_children.sort_by(|a, b| b.visits.cmp(&a.visits).then(a.mv.cmp(&b.mv)));
+        let proven = Proven::of_mover(root.proven).map(Proven::flip);
+        let value = proven.map_or(-root.q() as f32, Proven::value);
         SearchResult {
-            best: best.map_or(Pos::NONE, |b| children[b].1),
+            best: best.map_or(Pos::NONE, |b| children[b].mv),
             visits: root.visits as u64,
             playouts: s.started,
             value,
@@ -632,6 +691,37 @@ impl Search {
             proven,
             elapsed: Duration::ZERO,
         }
+    }
+
+    /// The root's moves in the order the final choice ranks them, each with its PV: the move
+    /// `result().best` names first, then proven wins, then the others by visits (ties by prior,
+    /// then board order), proven losses last. At most `n`.
+    pub fn candidates(&self, n: usize) -> Vec<RootCandidate> {
+        let s = lock(&self.shared);
+        let tree = &s.tree;
+        let children = root_candidates(tree);
+        let chosen = choose(&children, self.config.final_choice);
+        let rank = |i: usize| {
+            let c = &children[i];
+            let class = match (Some(i) == chosen, c.proven) {
+                (true, _) => 0,
+                (false, Some(Proven::Win)) => 1,
+                (false, Some(Proven::Loss)) => 3,
+                _ => 2,
+            };
+            (class, std::cmp::Reverse(c.visits))
+        };
+        let mut order: Vec<usize> = (0..children.len()).collect();
+        // Edges are in (prior descending, board order) order, so a stable sort keeps those ties.
+        order.sort_by_key(|&i| rank(i));
+        order
+            .into_iter()
+            .take(n)
+            .map(|i| RootCandidate {
+                pv: principal_variation(tree, i, children[i].mv),
+                ..children[i].clone()
+            })
+            .collect()
     }
 
     /// Samples a root move with probability proportional to visits^(1/temperature) (self-play);
@@ -660,6 +750,31 @@ fn ctx_of<'a>(config: &MctsConfig, explore_small: &'a [f32]) -> Ctx<'a> {
     }
 }
 
+/// The progress report when one is due (and the next one scheduled), read under the lock.
+fn progress_due(s: &mut Shared, hook: &ProgressHook, config: &MctsConfig) -> Option<ProgressReport> {
+    let now = Instant::now();
+    if now < s.report_due {
+        return None;
+    }
+    s.report_due = now + hook.every;
+    let tree = &s.tree;
+    let children = root_candidates(tree);
+    let best = choose(&children, config.final_choice);
+    Some(ProgressReport {
+        elapsed: now - s.run_started,
+        playouts: s.started,
+        nodes: tree.nodes.len(),
+        best: best.map_or(Pos::NONE, |b| children[b].mv),
+        value: best.map_or(0.0, |b| children[b].score()),
+        pv: best.map_or_else(Vec::new, |b| principal_variation(tree, b, children[b].mv)),
+        losing: children
+            .iter()
+            .filter(|c| c.proven == Some(Proven::Loss))
+            .map(|c| c.mv)
+            .collect(),
+    })
+}
+
 /// Mixes Dirichlet noise into the root priors once per position, as soon as it has them.
 fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
     if config.dirichlet_alpha <= 0.0 || s.noise_done || s.tree.root().state != State::Expanded {
@@ -681,48 +796,102 @@ fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
     s.tree.root_reordered = true;
 }
 
-/// Final choice among root children `(edge, move, visits, q, proven, prior)`: a proven win first,
-/// never a proven loss while something else remains, then max visits or LCB; ties by board order.
-fn choose(children: &[(usize, Pos, u32, f32, i8, f32)], how: FinalChoice) -> Option<usize> {
+/// Every move of an expanded root (none otherwise), in edge order (no PVs).
+fn root_candidates(tree: &Tree) -> Vec<RootCandidate> {
+    if tree.root().state != State::Expanded {
+        return Vec::new();
+    }
+    tree.edges_of(0)
+        .iter()
+        .map(|e| {
+            let (visits, value, proven) = if e.child == NO_NODE {
+                (0, 0.0, UNPROVEN)
+            } else {
+                let c = &tree.nodes[e.child as usize];
+                (c.visits, c.q() as f32, c.proven)
+            };
+            RootCandidate {
+                mv: e.mv,
+                visits,
+                prior: e.prior(),
+                value,
+                proven: Proven::of_mover(proven),
+                pv: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// The line from root edge `edge` (move `mv`) down the tree: at each node a child proven to win
+/// for its mover, else the most visited (the first on ties).
+fn principal_variation(tree: &Tree, edge: usize, mv: Pos) -> Vec<Pos> {
+    let mut pv = vec![mv];
+    let mut node = tree.edges_of(0)[edge].child;
+    while node != NO_NODE && tree.nodes[node as usize].state == State::Expanded && pv.len() < MAX_PV
+    {
+        let mut next: Option<(u32, Pos, u32)> = None;
+        for e in tree.edges_of(node) {
+            if e.child == NO_NODE {
+                continue;
+            }
+            let c = &tree.nodes[e.child as usize];
+            let key = if c.proven == 1 { u32::MAX } else { c.visits };
+            if key > 0 && next.is_none_or(|(k, _, _)| key > k) {
+                next = Some((key, e.mv, e.child));
+            }
+        }
+        let Some((_, mv, child)) = next else { break };
+        pv.push(mv);
+        node = child;
+    }
+    pv
+}
+
+/// Final choice among the root's candidates (edge order): a proven win first, never a proven
+/// loss while something else remains, then max visits or LCB; ties by edge order.
+fn choose(children: &[RootCandidate], how: FinalChoice) -> Option<usize> {
     if children.is_empty() {
         return None;
     }
-    if let Some(i) = children.iter().position(|c| c.4 == 1) {
+    if let Some(i) = children.iter().position(|c| c.proven == Some(Proven::Win)) {
         return Some(i);
     }
     let alive: Vec<usize> = (0..children.len())
-        .filter(|&i| children[i].4 != -1)
+        .filter(|&i| children[i].proven != Some(Proven::Loss))
         .collect();
     let pool: Vec<usize> = if alive.is_empty() {
         (0..children.len()).collect()
     } else {
         alive
     };
-    let max_visits = pool.iter().map(|&i| children[i].2).max().unwrap_or(0);
+    let max_visits = pool.iter().map(|&i| children[i].visits).max().unwrap_or(0);
     if max_visits == 0 {
         // Nothing searched: the prior decides.
         return pool
             .iter()
             .copied()
-            .reduce(|a, b| if children[b].5 > children[a].5 { b } else { a });
+            .reduce(|a, b| if children[b].prior > children[a].prior { b } else { a });
     }
-    let by_visits = pool
-        .iter()
-        .copied()
-        .reduce(|a, b| if children[b].2 > children[a].2 { b } else { a });
+    let by_visits = pool.iter().copied().reduce(|a, b| {
+        if children[b].visits > children[a].visits {
+            b
+        } else {
+            a
+        }
+    });
     if how == FinalChoice::MaxVisits {
         return by_visits;
     }
     // LCB with a fixed value spread (0.5) and z = 1.96, among children with at least a tenth of
     // the top visits: a rarely visited child with a lucky mean does not win.
     let floor = (max_visits / 10).max(1);
-    let lcb = |i: usize| children[i].3 - 1.96 * 0.5 / (children[i].2 as f32).sqrt();
+    let lcb = |i: usize| children[i].value - 1.96 * 0.5 / (children[i].visits as f32).sqrt();
     pool.iter()
         .copied()
-        .filter(|&i| children[i].2 >= floor)
+        .filter(|&i| children[i].visits >= floor)
         .reduce(|a, b| {
             let (la, lb) = (lcb(a), lcb(b));
-            if lb > la || (lb == la && children[b].2 > children[a].2) {
+            if lb > la || (lb == la && children[b].visits > children[a].visits) {
                 b
             } else {
                 a
@@ -739,22 +908,22 @@ pub fn sample(r: &SearchResult, temperature: f32, u: f64) -> Pos {
     let max = r
         .root_children
         .iter()
-        .map(|c| c.1)
+        .map(|c| c.visits)
         .max()
         .unwrap_or(1)
         .max(1) as f64;
     let weights: Vec<f64> = r
         .root_children
         .iter()
-        .map(|c| (c.1 as f64 / max).powf(inv))
+        .map(|c| (c.visits as f64 / max).powf(inv))
         .collect();
     let total: f64 = weights.iter().sum();
     let mut x = u * total;
     for (c, w) in r.root_children.iter().zip(&weights) {
         if x < *w {
-            return c.0;
+            return c.mv;
         }
         x -= w;
     }
-    r.root_children.last().map_or(r.best, |c| c.0)
+    r.root_children.last().map_or(r.best, |c| c.mv)
 }

@@ -4,7 +4,7 @@
 //! parsed with nom (`parse`) and printed with `Display` (`print`), so the engine (brain side) and
 //! `fivezero-tools` (manager side) share one definition. [`LineSplitter`] / [`read_lines`] cut a
 //! byte stream into lines (CRLF, LF or CR; bounded length) and [`CommandReader`] assembles the
-//! multi-line `BOARD` blocks.
+//! multi-line `BOARD` / `YXBOARD` / `SWAP2BOARD` blocks.
 //!
 //! Parsing never panics: an unknown command is [`CommandError::Unknown`] (the brain answers
 //! `UNKNOWN`), a known command with bad arguments [`CommandError::Invalid`] (the brain answers
@@ -40,7 +40,7 @@ mod types;
 
 pub use parse::{
     BlockKind, CommandLine, about_field, parse_about, parse_command_line, parse_info,
-    parse_stone_line,
+    parse_stone_line, parse_swap2_line, swap2_placement_order,
 };
 pub use reader::{
     CommandReader, DEFAULT_MAX_LINE, LineError, LineSplitter, LineTooLong, MAX_BLOCK_STONES,

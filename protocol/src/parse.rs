@@ -47,14 +47,75 @@ impl BlockKind {
         }
     }
 
-    /// The complete command for this block with its stones.
-    pub fn into_command(self, stones: Vec<BoardStone>) -> Command {
+    /// The complete command for this block from its stone lines (each with its `f` field, if
+    /// the line had one), in the order received.
+    ///
+    /// # Errors
+    /// The reason, for the block's `ERROR` reply: a `BOARD`/`YXBOARD` line without its `f`
+    /// field, or a `SWAP2BOARD` block that [`swap2_placement_order`] refuses.
+    pub fn into_command(self, stones: Vec<(Coord, Option<StoneOwner>)>) -> Result<Command, String> {
+        let owned = || {
+            stones
+                .iter()
+                .map(|&(at, owner)| {
+                    owner
+                        .map(|owner| BoardStone { at, owner })
+                        .ok_or_else(|| format!("not an x,y,f stone line: \"{at}\""))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
         match self {
-            BlockKind::Board => Command::Board(stones),
-            BlockKind::YxBoard => Command::YxBoard(stones),
-            BlockKind::Swap2Board => Command::Swap2Board(stones),
+            BlockKind::Board => owned().map(Command::Board),
+            BlockKind::YxBoard => owned().map(Command::YxBoard),
+            BlockKind::Swap2Board => swap2_placement_order(&stones).map(Command::Swap2Board),
         }
     }
+}
+
+/// The stones of a `SWAP2BOARD` block in placement order (black, white, black, …).
+///
+/// Plain `x,y` lines are in placement order already (GomocupJudge sends them so). With `x,y,f`
+/// lines the owner field only splits the stones into two colours, and tools disagree on whose
+/// view `f` takes; since black has placed one stone more than white (3 = 2 + 1, 5 = 3 + 2), the
+/// larger group is black whatever the convention. The order within a colour is kept.
+///
+/// # Errors
+/// Mixed `x,y` and `x,y,f` lines, a count other than 0, 3 or 5, an owner `f = 3`, two stones on
+/// one point, or `f` groups of the wrong sizes.
+pub fn swap2_placement_order(stones: &[(Coord, Option<StoneOwner>)]) -> Result<Vec<Coord>, String> {
+    let n = stones.len();
+    if !matches!(n, 0 | 3 | 5) {
+        return Err(format!("expects 0, 3 or 5 stones, got {n}"));
+    }
+    for (i, (at, _)) in stones.iter().enumerate() {
+        if stones[..i].iter().any(|(seen, _)| seen == at) {
+            return Err(format!("two stones on {at}"));
+        }
+    }
+    let with_owner = stones.iter().filter(|(_, owner)| owner.is_some()).count();
+    if with_owner == 0 {
+        return Ok(stones.iter().map(|&(at, _)| at).collect());
+    }
+    if with_owner != n {
+        return Err("mixes x,y and x,y,f lines".into());
+    }
+    if stones.iter().any(|(_, owner)| *owner == Some(StoneOwner::Marker)) {
+        return Err("owner 3 (a marker) has no place in a swap2 opening".into());
+    }
+    let group = |o: StoneOwner| stones.iter().filter(move |(_, owner)| *owner == Some(o)).map(|&(at, _)| at);
+    let (own, opp): (Vec<Coord>, Vec<Coord>) = (group(StoneOwner::Own).collect(), group(StoneOwner::Opponent).collect());
+    let (black, white) = if own.len() > opp.len() { (own, opp) } else { (opp, own) };
+    if black.len() != white.len() + 1 {
+        return Err(format!("{} and {} stones of the two owners; swap2 has one black stone more than white", black.len(), white.len()));
+    }
+    let mut order = Vec::with_capacity(n);
+    for (i, b) in black.into_iter().enumerate() {
+        order.push(b);
+        if let Some(&w) = white.get(i) {
+            order.push(w);
+        }
+    }
+    Ok(order)
 }
 
 /// What one manager line is, taken on its own, without knowing whether a block is open.
@@ -135,6 +196,26 @@ pub fn parse_stone_line(line: &str) -> Result<BoardStone, String> {
         at: Coord::new(x, y),
         owner,
     })
+}
+
+/// Parses one line of a `SWAP2BOARD` block: `x,y` (what referees send) or `x,y,f`.
+///
+/// # Errors
+/// The reason, for the block's `ERROR` reply, as [`parse_stone_line`].
+pub fn parse_swap2_line(line: &str) -> Result<(Coord, Option<StoneOwner>), String> {
+    let line = line.trim();
+    match all_consuming(raw_pair).parse(line) {
+        Ok((_, pair)) => to_coord(pair)
+            .map(|c| (c, None))
+            .map_err(|e| format!("{e} in {:?}", excerpt(line))),
+        Err(_) => match parse_stone_line(line) {
+            Ok(s) => Ok((s.at, Some(s.owner))),
+            Err(e) if e.starts_with("not an") => {
+                Err(format!("not an x,y or x,y,f stone line: {:?}", excerpt(line)))
+            }
+            Err(e) => Err(e),
+        },
+    }
 }
 
 /// Parses the `key value` part of an `INFO` line.

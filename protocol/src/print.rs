@@ -70,8 +70,8 @@ impl Display for Info {
     }
 }
 
-/// `HEADER\nx,y,f\n…\nDONE`.
-fn block(f: &mut Formatter<'_>, header: &str, stones: &[BoardStone]) -> fmt::Result {
+/// `HEADER\nx,y,f\n…\nDONE` (or `x,y` lines, for `SWAP2BOARD`).
+fn block<T: Display>(f: &mut Formatter<'_>, header: &str, stones: &[T]) -> fmt::Result {
     f.write_str(header)?;
     for s in stones {
         write!(f, "\n{s}")?;

@@ -10,8 +10,10 @@ use std::io::{self, Read};
 
 use thiserror::Error;
 
-use crate::parse::{BlockKind, CommandLine, excerpt, parse_command_line, parse_stone_line};
-use crate::types::{BoardStone, Command, CommandError};
+use crate::parse::{
+    BlockKind, CommandLine, excerpt, parse_command_line, parse_stone_line, parse_swap2_line,
+};
+use crate::types::{Command, CommandError, Coord, StoneOwner};
 
 /// Default cap on one line, in bytes. Real protocol lines are below 100 bytes; the cap only
 /// exists so that a runaway peer cannot make us buffer without bound.
@@ -229,7 +231,9 @@ impl<R: Read> Iterator for ReadLines<R> {
 ///
 /// Single-line commands come out of the [`feed`](Self::feed) call of their line. A `BOARD`,
 /// `YXBOARD` or `SWAP2BOARD` header opens a block; its stone lines are collected and the command
-/// comes out at `DONE`. Blank lines are ignored everywhere.
+/// comes out at `DONE`. Blank lines are ignored everywhere. `BOARD`/`YXBOARD` take `x,y,f` lines;
+/// `SWAP2BOARD` takes `x,y` or `x,y,f` lines (not both) and checks the opening at `DONE`
+/// ([`swap2_placement_order`](crate::swap2_placement_order)).
 ///
 /// Errors inside a block, chosen so the brain answers exactly once per command and keeps working:
 /// - A bad line (a malformed or out-of-range `x,y,f`, an unknown word, more than
@@ -252,7 +256,8 @@ pub struct CommandReader {
 #[derive(Debug, Clone)]
 struct OpenBlock {
     kind: BlockKind,
-    stones: Vec<BoardStone>,
+    /// Each stone line's point and `f` field (`None`: a plain `x,y` line, `SWAP2BOARD` only).
+    stones: Vec<(Coord, Option<StoneOwner>)>,
     /// Reason of the first bad line; once set, later lines are only skipped until `DONE`.
     error: Option<String>,
 }
@@ -273,13 +278,15 @@ impl OpenBlock {
     }
 
     fn finish(self) -> Result<Command, CommandError> {
-        match self.error {
-            None => Ok(self.kind.into_command(self.stones)),
-            Some(reason) => Err(CommandError::Invalid {
-                command: self.kind.keyword().to_string(),
-                reason,
-            }),
-        }
+        let kind = self.kind;
+        let result = match self.error {
+            None => kind.into_command(self.stones),
+            Some(reason) => Err(reason),
+        };
+        result.map_err(|reason| CommandError::Invalid {
+            command: kind.keyword().to_string(),
+            reason,
+        })
     }
 
     fn unterminated(self, by: &str) -> CommandError {
@@ -344,7 +351,13 @@ impl CommandReader {
         // checked for a keyword.
         if line.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
             if block.error.is_none() {
-                match parse_stone_line(line) {
+                let stone = match block.kind {
+                    BlockKind::Swap2Board => parse_swap2_line(line),
+                    BlockKind::Board | BlockKind::YxBoard => {
+                        parse_stone_line(line).map(|s| (s.at, Some(s.owner)))
+                    }
+                };
+                match stone {
                     Ok(_) if block.stones.len() >= MAX_BLOCK_STONES => {
                         block.poison(|| format!("more than {MAX_BLOCK_STONES} stones"));
                     }

@@ -101,8 +101,11 @@ pub enum Command {
     Board(Vec<BoardStone>),
     /// `YXBOARD` / `x,y,f` lines / `DONE`: set the position, do not think (Yixin-Board).
     YxBoard(Vec<BoardStone>),
-    /// `SWAP2BOARD` / `x,y,f` lines / `DONE`: swap2 opening decision (0, 3 or 5 stones).
-    Swap2Board(Vec<BoardStone>),
+    /// `SWAP2BOARD` / stone lines / `DONE`: a swap2 opening decision. The stones are in placement
+    /// order (black, white, black, …) and there are 0, 3 or 5 of them. Managers send plain `x,y`
+    /// lines in that order (GomocupJudge); `x,y,f` lines are accepted too and ordered by colour
+    /// (the larger group is black). Printed as plain `x,y` lines, as the referee sends them.
+    Swap2Board(Vec<Coord>),
     /// `TAKEBACK x,y`: remove that stone; reply `OK`.
     Takeback(Coord),
     /// `PLAY x,y`: play exactly this move (answer to `SUGGEST`); reply with it.

@@ -236,13 +236,19 @@ fn board_blocks() {
         run(&["SWAP2BOARD", "DONE"]),
         vec![Ok(Command::Swap2Board(vec![]))]
     );
+    // What GomocupJudge sends: plain x,y lines in placement order.
+    assert_eq!(
+        run(&["SWAP2BOARD", "7,7", " 7 , 8 ", "8,8", "DONE"]),
+        vec![Ok(Command::Swap2Board(vec![c(7, 7), c(7, 8), c(8, 8)]))]
+    );
+    // x,y,f lines: the larger owner group is black, whichever view f takes.
     assert_eq!(
         run(&["Swap2Board", "7,7,1", "7,8,2", "8,8,1", "Done\r"]),
-        vec![Ok(Command::Swap2Board(vec![
-            own(7, 7),
-            opp(7, 8),
-            own(8, 8)
-        ]))]
+        vec![Ok(Command::Swap2Board(vec![c(7, 7), c(7, 8), c(8, 8)]))]
+    );
+    assert_eq!(
+        run(&["SWAP2BOARD", "7,8,1", "7,7,2", "8,8,2", "9,9,1", "1,1,2", "DONE"]),
+        vec![Ok(Command::Swap2Board(vec![c(7, 7), c(7, 8), c(8, 8), c(9, 9), c(1, 1)]))]
     );
     assert_eq!(
         Command::parse("BOARD\n7,7,1\n8,8,2\nDONE"),
@@ -281,6 +287,38 @@ fn bad_stone_line_poisons_block_until_done() {
         let out = run(&["BOARD", "1,1,1", bad, "2,2,2", "DONE", "BEGIN"]);
         assert_eq!(out.len(), 2, "{bad:?}: {out:?}");
         assert!(is_invalid(&out[0], "BOARD"), "{bad:?}: {out:?}");
+        assert_eq!(out[1], Ok(Command::Begin));
+    }
+}
+
+#[test]
+fn bad_swap2_blocks_get_one_error_naming_the_fault() {
+    for (lines, why) in [
+        (&["7,7", "8,8,2", "9,9"][..], "mixes"),
+        (&["7,7,1", "8,8", "9,9,1"][..], "mixes"),
+        (&["7,7"][..], "0, 3 or 5"),
+        (&["7,7", "8,8"][..], "0, 3 or 5"),
+        (&["7,7", "8,8", "9,9", "6,6"][..], "0, 3 or 5"),
+        (&["1,1", "2,2", "3,3", "4,4", "5,5", "6,6"][..], "0, 3 or 5"),
+        (&["7,7", "8,8", "7,7"][..], "two stones on 7,7"),
+        (&["7,7,1", "8,8,1", "9,9,1"][..], "one black stone more"),
+        (&["7,7,3", "8,8,2", "9,9,3"][..], "marker"),
+        (&["7,7", "-8,8", "9,9"][..], "negative"),
+        (&["7,7", "8;8", "9,9"][..], "not an x,y or x,y,f"),
+        (&["7,7", "8,8\u{FFFD}", "9,9"][..], "not an x,y or x,y,f"), // invalid UTF-8, decoded lossily
+    ] {
+        let mut all = vec!["SWAP2BOARD"];
+        all.extend(lines);
+        all.extend(["DONE", "BEGIN"]);
+        let out = run(&all);
+        assert_eq!(out.len(), 2, "{lines:?}: {out:?}");
+        match &out[0] {
+            Err(CommandError::Invalid { command, reason }) => {
+                assert_eq!(command, "SWAP2BOARD");
+                assert!(reason.contains(why), "{lines:?}: {reason}");
+            }
+            other => panic!("{lines:?}: {other:?}"),
+        }
         assert_eq!(out[1], Ok(Command::Begin));
     }
 }
@@ -384,6 +422,10 @@ fn printing() {
             "YXBOARD\n1,2,3\nDONE",
         ),
         (Command::Swap2Board(vec![]), "SWAP2BOARD\nDONE"),
+        (
+            Command::Swap2Board(vec![c(7, 7), c(8, 8), c(7, 9)]),
+            "SWAP2BOARD\n7,7\n8,8\n7,9\nDONE",
+        ),
         (Command::Takeback(c(3, 4)), "TAKEBACK 3,4"),
         (Command::Play(c(0, 0)), "PLAY 0,0"),
         (Command::Info(Info::TimeLeft(-5)), "INFO time_left -5"),

@@ -26,6 +26,13 @@ fn stones() -> impl Strategy<Value = Vec<BoardStone>> {
     )
 }
 
+/// A swap2 opening as the reader yields it: 0, 3 or 5 distinct points in placement order.
+fn swap2_opening() -> impl Strategy<Value = Vec<Coord>> {
+    prop::sample::select(vec![0usize, 3, 5]).prop_flat_map(|n| {
+        prop::collection::hash_set(coord(), n).prop_map(|set| set.into_iter().collect())
+    })
+}
+
 /// One-line text that survives trimming: no CR/LF, no surrounding whitespace.
 fn text() -> impl Strategy<Value = String> {
     "([^\\s]([^\\r\\n]{0,24}[^\\s])?)?"
@@ -88,7 +95,7 @@ fn command() -> impl Strategy<Value = Command> {
         coord().prop_map(Command::Turn),
         stones().prop_map(Command::Board),
         stones().prop_map(Command::YxBoard),
-        stones().prop_map(Command::Swap2Board),
+        swap2_opening().prop_map(Command::Swap2Board),
         coord().prop_map(Command::Takeback),
         coord().prop_map(Command::Play),
         info().prop_map(Command::Info),
@@ -178,6 +185,58 @@ proptest! {
         prop_assert_eq!(BrainLine::parse(&format!("{pre}{printed}{post}")), Ok(line.clone()));
         if let BrainLine::About(pairs) = &line {
             prop_assert_eq!(parse_about(&printed), Ok(pairs.clone()));
+        }
+    }
+
+    #[test]
+    fn swap2_owner_lines_give_the_placement_order(
+        opening in swap2_opening(),
+        black_is_own in any::<bool>(),
+        blacks_first in any::<bool>(),
+    ) {
+        // Either owner convention, colours listed in any interleaving: the same placement order.
+        let (b, w) = if black_is_own { (1, 2) } else { (2, 1) };
+        let line = |i: usize, c: &Coord| format!("{},{},{}", c.x, c.y, if i % 2 == 0 { b } else { w });
+        let mut lines: Vec<String> = opening.iter().enumerate().map(|(i, c)| line(i, c)).collect();
+        if blacks_first {
+            lines.sort_by_key(|l| !l.ends_with(&format!(",{b}")));
+        }
+        let mut all = vec!["SWAP2BOARD".to_string()];
+        all.extend(lines);
+        all.push("DONE".into());
+        let (out, _) = feed_lines(all.iter().map(String::as_str));
+        prop_assert_eq!(out, vec![Ok(Command::Swap2Board(opening))]);
+    }
+
+    #[test]
+    fn swap2_blocks_of_the_wrong_shape_are_one_error(
+        points in prop::collection::hash_set((0u32..20, 0u32..20), 0..8),
+        owners in prop::collection::vec(prop::option::of(1u32..=2), 8),
+    ) {
+        let n = points.len();
+        let with_f = owners[..n].iter().filter(|o| o.is_some()).count();
+        let mut all = vec!["SWAP2BOARD".to_string()];
+        all.extend(points.iter().zip(&owners).map(|(&(x, y), f)| match f {
+            Some(f) => format!("{x},{y},{f}"),
+            None => format!("{x},{y}"),
+        }));
+        all.push("DONE".into());
+        let (out, open) = feed_lines(all.iter().map(String::as_str));
+        prop_assert!(!open);
+        prop_assert_eq!(out.len(), 1);
+        let mixed = with_f != 0 && with_f != n;
+        let ones = owners[..n].iter().filter(|o| **o == Some(1)).count();
+        let groups_fit = with_f == 0 || ones.abs_diff(n - ones) == 1;
+        match &out[0] {
+            Ok(Command::Swap2Board(order)) => {
+                prop_assert!(matches!(n, 0 | 3 | 5) && !mixed && groups_fit, "{all:?}");
+                prop_assert_eq!(order.len(), n);
+            }
+            Err(CommandError::Invalid { command, .. }) => {
+                prop_assert_eq!(command, "SWAP2BOARD");
+                prop_assert!(!matches!(n, 0 | 3 | 5) || mixed || !groups_fit, "{all:?}");
+            }
+            other => prop_assert!(false, "{other:?}"),
         }
     }
 

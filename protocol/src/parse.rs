@@ -170,6 +170,7 @@ pub fn parse_command_line(line: &str) -> Result<CommandLine, CommandError> {
         "YXSHOWFORBID" => single(Command::YxShowForbid),
         "YXNBEST" => single(Command::YxNBest(number_arg(args, "YXNBEST", "count")?)),
         "YXHASHCLEAR" => single(Command::YxHashClear),
+        "YXSHOWINFO" => single(Command::YxShowInfo),
         "STOP" | "YXSTOP" => single(Command::Stop),
         _ => Err(CommandError::Unknown(excerpt(line))),
     }

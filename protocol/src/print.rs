@@ -98,6 +98,7 @@ impl Display for Command {
             Command::YxShowForbid => f.write_str("YXSHOWFORBID"),
             Command::YxNBest(n) => write!(f, "YXNBEST {n}"),
             Command::YxHashClear => f.write_str("YXHASHCLEAR"),
+            Command::YxShowInfo => f.write_str("YXSHOWINFO"),
             Command::Stop => f.write_str("YXSTOP"),
         }
     }

@@ -122,6 +122,8 @@ pub enum Command {
     YxNBest(u32),
     /// `YXHASHCLEAR`: clear the transposition table.
     YxHashClear,
+    /// `YXSHOWINFO`: the brain describes its limits (`MESSAGE INFO MAX_THREAD_NUM n`, Yixin-Board).
+    YxShowInfo,
     /// `STOP` or `YXSTOP`: return the best move now. Printed as `YXSTOP`.
     Stop,
 }

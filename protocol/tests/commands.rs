@@ -75,6 +75,7 @@ fn argumentless_commands_ignore_trailing_text() {
         ("About", Command::About),
         ("YXSHOWFORBID", Command::YxShowForbid),
         ("yxhashclear", Command::YxHashClear),
+        ("yxshowinfo", Command::YxShowInfo),
         ("STOP", Command::Stop),
         ("YXSTOP", Command::Stop),
         ("  yxstop  ", Command::Stop),
@@ -447,6 +448,7 @@ fn printing() {
         (Command::YxShowForbid, "YXSHOWFORBID"),
         (Command::YxNBest(5), "YXNBEST 5"),
         (Command::YxHashClear, "YXHASHCLEAR"),
+        (Command::YxShowInfo, "YXSHOWINFO"),
         (Command::Stop, "YXSTOP"),
     ];
     for (cmd, text) in cases {

@@ -104,6 +104,7 @@ fn command() -> impl Strategy<Value = Command> {
         Just(Command::YxShowForbid),
         any::<u32>().prop_map(Command::YxNBest),
         Just(Command::YxHashClear),
+        Just(Command::YxShowInfo),
         Just(Command::Stop),
     ]
 }

@@ -294,6 +294,9 @@ fn random_opening(rng: &mut SplitMix64, stones: usize) -> Vec<[i64; 2]> {
             if board.is_legal(p) {
                 board.play(p).unwrap();
                 moves.push([x as i64, y as i64]);
+                if board.winner().is_some() {
+                    break;
+                }
             }
         }
         if board.winner().is_none() {
@@ -377,4 +380,15 @@ fn figure_realtime_overhead() {
         mean(&speeds[0]),
         mean(&speeds[1]) / mean(&speeds[0])
     );
+}
+
+/// `YXSHOWINFO` (Yixin-Board sends it at start) gets the thread limit as a message, no reply.
+#[test]
+fn yxshowinfo_names_the_thread_limit() {
+    let mut b = Brain::spawn(&bin("pbrain-fivezero"), &[]);
+    b.send("YXSHOWINFO");
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK", "no reply of its own before OK");
+    let info = b.messages.iter().find_map(|m| m.strip_prefix("MESSAGE INFO MAX_THREAD_NUM ")).expect("MAX_THREAD_NUM");
+    assert!(info.parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)), "{info}");
 }

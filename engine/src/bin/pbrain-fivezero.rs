@@ -309,6 +309,11 @@ impl Brain {
                 self.out.send(&BrainLine::Forbid(points));
             }
             Command::YxNBest(n) => self.nbest_and_reply(n),
+            Command::YxShowInfo => {
+                // Yixin-Board sizes its thread slider from this (hash size: its default stands).
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(64);
+                self.out.send(&BrainLine::Message(format!("INFO MAX_THREAD_NUM {cores}")));
+            }
             Command::YxHashClear | Command::Stop => {}
         }
         true

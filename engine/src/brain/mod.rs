@@ -134,6 +134,11 @@ impl MoveInfo {
 
 pub type MessageSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Threat-search nodes per tree-search visit when the search is limited by visits (the threat
+/// search runs ~100k-500k nodes/s, the tree search ~80k visits/s without a network).
+const TSS_NODES_PER_VISIT: u64 = 64;
+const TSS_MIN_NODES: u64 = 4096;
+
 pub struct Engine {
     config: EngineConfig,
     board: Option<Board>,
@@ -362,7 +367,13 @@ impl Engine {
         // the moves the main search may choose.
         let mut allowed: Option<Vec<Pos>> = None;
         if self.config.difficulty == Difficulty::Medium {
-            let tss_budget = tss::Budget::time(budget.soft / 4).with_stop(static_stop);
+            let tss_budget = match self.max_visits {
+                // A search sized in visits gets a threat search sized in nodes: as reproducible
+                // as the tree search, and in proportion to it.
+                Some(v) => tss::Budget::nodes_and_time(v.saturating_mul(TSS_NODES_PER_VISIT).max(TSS_MIN_NODES), budget.soft / 4),
+                None => tss::Budget::time(budget.soft / 4),
+            }
+            .with_stop(static_stop);
             match tss::analyse_root(board, tss_budget) {
                 RootTactics::WinNow(p) => return Ok(proven_win(started, vec![p])),
                 RootTactics::ForcedWin { line, kind } => {

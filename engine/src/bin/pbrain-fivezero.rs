@@ -4,6 +4,8 @@
 //! `YXSTOP` or `END` arrives (or stdin closes), so a search in progress returns at once; the main
 //! thread runs commands in order and writes every reply flushed. Bad input gets `ERROR`/`UNKNOWN`
 //! and changes nothing; a panic inside a command is caught, reported, and the engine carries on.
+//! Analysis: `YXNBEST n` lists the n best moves, `INFO show_detail 1` turns on Yixin-Board's
+//! realtime lines; the `analyse` subcommand serves JSON requests instead (`brain::script`).
 
 use clap::Parser;
 use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};

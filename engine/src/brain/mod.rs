@@ -1,7 +1,9 @@
 //! The Engine API: the position, the limits and the move choice, independent of any front end.
 //! `pbrain-fivezero` maps protocol commands onto it; tests and tools drive it directly.
 //!
-//! It knows nothing of stdin/stdout: messages for the user go out through a callback.
+//! It knows nothing of stdin/stdout: messages for the user go out through a callback. `analyse`
+//! reports the n best moves without playing (`think` plays the first); `script` is the JSON
+//! scripting interface over the same API.
 
 mod lookahead;
 pub mod script;

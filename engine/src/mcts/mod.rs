@@ -3,7 +3,9 @@
 //! visit/node/time/memory limits, an MCTS-solver for game-theoretic values (fives, forced blocks,
 //! and VCF through `tactics`), LCB or max-visits final choice, and root Dirichlet noise plus
 //! temperature sampling for self-play. A step-wise API (`gather_leaves` / `apply`) lets one driver
-//! batch the leaves of many games into one forward pass.
+//! batch the leaves of many games into one forward pass. For analysis: the root's moves as
+//! `RootCandidate`s ranked like the final choice, each with its PV (`candidates`), and a
+//! rate-limited `ProgressHook` called while a run goes on.
 //!
 //! Files: `tree` (arenas, PUCT, backup, solver), `worker` (a thread's gather/evaluate/apply),
 //! `tactics` (settling leaves without the network), `rng` (seeded noise).

@@ -255,7 +255,11 @@ pub fn parse_info(args: &str) -> Result<Info, CommandError> {
         "game_type" => typed!(GameType, u32),
         "rule" => typed!(Rule, u32),
         "max_depth" => typed!(MaxDepth, u64),
-        "max_node" => typed!(MaxNode, u64),
+        // Yixin-Board sends -1 for "no limit".
+        "max_node" => match to_int::<i64>(num("an integer")?) {
+            Ok(-1) => Info::MaxNode(u64::MAX),
+            _ => typed!(MaxNode, u64),
+        },
         "thread_num" => typed!(ThreadNum, u32),
         "hash_size" => typed!(HashSize, u64),
         "show_detail" => typed!(ShowDetail, u32),

@@ -150,7 +150,7 @@ pub enum Info {
     Folder(String),
     /// `max_depth` (Yixin).
     MaxDepth(u64),
-    /// `max_node` (Yixin).
+    /// `max_node` (Yixin): nodes to search; -1 (read as `u64::MAX`) and 0 mean no limit.
     MaxNode(u64),
     /// `thread_num` (Yixin).
     ThreadNum(u32),

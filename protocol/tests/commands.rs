@@ -151,6 +151,8 @@ fn info_keys() {
     );
     assert_eq!(info("INFO max_depth 30"), Ok(Info::MaxDepth(30)));
     assert_eq!(info("INFO max_node 1000000"), Ok(Info::MaxNode(1000000)));
+    assert_eq!(info("INFO max_node -1"), Ok(Info::MaxNode(u64::MAX)));
+    assert!(info("INFO max_node -2").is_err());
     assert_eq!(info("INFO thread_num 2"), Ok(Info::ThreadNum(2)));
     assert_eq!(info("INFO hash_size 65536"), Ok(Info::HashSize(65536)));
     assert_eq!(info("INFO pondering 1"), Ok(Info::Pondering(true)));

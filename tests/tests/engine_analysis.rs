@@ -392,3 +392,27 @@ fn yxshowinfo_names_the_thread_limit() {
     let info = b.messages.iter().find_map(|m| m.strip_prefix("MESSAGE INFO MAX_THREAD_NUM ")).expect("MAX_THREAD_NUM");
     assert!(info.parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)), "{info}");
 }
+
+/// Yixin-Board's levels: a node limit with a 2000 s turn. The search stops on the visits;
+/// `max_node -1` lifts the limit again.
+#[test]
+fn info_max_node_limits_the_visits() {
+    let mut b = Brain::spawn(&bin("pbrain-fivezero"), &[]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 2000000");
+    b.send("INFO timeout_match 100000000");
+    b.send("INFO max_node 500");
+    b.send("BEGIN");
+    assert!(parse_move(&b.reply(QUICK)).is_some());
+    let visits = |b: &Brain| -> u64 {
+        let s = b.messages.iter().rev().find(|m| m.contains("visits/s")).unwrap();
+        s.split(" nodes ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(visits(&b), 500);
+    b.send("INFO max_node -1");
+    b.send("INFO timeout_turn 400");
+    b.send("TURN 0,0");
+    assert!(parse_move(&b.reply(QUICK)).is_some());
+    assert!(visits(&b) > 500, "{}", visits(&b));
+}

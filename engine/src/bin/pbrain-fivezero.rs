@@ -252,6 +252,8 @@ impl Brain {
             Info::Rule(bits) => self.engine.set_rule(Rule::from_protocol(bits)),
             Info::ThreadNum(n) => self.engine.set_threads(n as usize),
             Info::ShowDetail(bits) => self.show_detail = bits,
+            // Yixin-Board's levels are node limits (with a 2000 s turn): the tree search's visits.
+            Info::MaxNode(n) => self.engine.set_max_visits((n != 0 && n != u64::MAX).then_some(n)),
             Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
                 Ok(d) => self.engine.set_difficulty(d),
                 Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),

@@ -134,7 +134,8 @@ fn mine_game(game: usize, mut b: Board, nodes: u64) -> Vec<Mined> {
             if st.rejected > 0 {
                 break;
             }
-            if p.line.len() >= 3 {
+            // A three-ply line is a straight four or a double four: too easy to keep.
+            if p.line.len() >= 5 {
                 let kind = if p.kind == WinKind::Vcf {
                     "win-vcf"
                 } else {
@@ -155,6 +156,12 @@ fn mine_game(game: usize, mut b: Board, nodes: u64) -> Vec<Mined> {
                     kind,
                 });
             }
+        } else if b.points().any(|p| b.is_empty(p) && b.makes_five(p, winner)) {
+            // Blocking a four (or facing two) is no test of a defence search: walk on.
+            continue;
+        } else if !matches!(solve_vct(&mut b, side, Budget::nodes(nodes)).0, Solve::NoWin) {
+            // The loser had a win of its own here (or may have): not a defence position.
+            continue;
         } else {
             let d = defences(&b, side, Budget::nodes(nodes));
             let Threat::Win(kind) = d.threat else { break };

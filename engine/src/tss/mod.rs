@@ -352,9 +352,10 @@ fn analyse_inner(
 }
 
 /// The root answer to the opponent's verified win: the moves not proven to lose (those that hold
-/// and those the budget did not settle), or `Lost` when every move loses.
+/// and those the budget did not settle), or `Lost` when every move loses. Moves are judged
+/// against a VCT whatever the threat's kind: a block that stops a VCF can still lose to threes.
 fn must_block(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> RootTactics {
-    let moves = defend::judge(b, side, proof, proof.kind, lim, stats).not_lost();
+    let moves = defend::judge(b, side, proof, WinKind::Vct, lim, stats).not_lost();
     if moves.is_empty() {
         RootTactics::Lost
     } else {

@@ -14,8 +14,8 @@
 //! ```
 //!
 //! `win-vcf`: a win by continuous fours (or a five now) must be found; `win-vct`: any forced win;
-//! `must-defend x,y ...`: the opponent has a forced win and exactly these moves refute it (without
-//! points: any non-empty defence list); `no-win`: the side to move has no forced win, so claiming
+//! `must-defend x,y ...`: the opponent has a forced win and exactly these moves refute it, i.e.
+//! leave it no VCF and no VCT (without points: any non-empty defence list); `no-win`: the side to move has no forced win, so claiming
 //! one is wrong; `no-vcf`: no win by fours alone (a VCT may exist); `lost`: every move loses.
 
 use crate::game::{Board, Color, GameError, Pos, Rule};

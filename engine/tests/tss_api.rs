@@ -247,3 +247,21 @@ fn defences_bad_input_gets_a_clear_answer() {
     assert!(d.moves.holds.is_empty() && d.moves.unknown.is_empty(), "{:?}", d.moves);
     assert!(!d.moves.loses.contains(&Pos::new(7, 7)), "a forbidden point is no move");
 }
+
+/// Regression: facing a four, the root answered "block it" without looking for a win that starts
+/// with the block (self-play position `mined-freestyle-15-240-9`, a 15-ply VCT).
+#[test]
+fn win_that_starts_by_blocking_a_four_is_found() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-mined/mined.txt")).unwrap();
+    let pos = engine::tss::suite::parse(&text)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == "mined-freestyle-15-240-9")
+        .unwrap();
+    let opp_four = pos.board.points().find(|&p| pos.board.is_empty(p) && pos.board.makes_five(p, pos.to_move.opp()));
+    let a = analyse(&pos.board, pos.to_move, Budget::nodes(2_000_000));
+    match a.tactics {
+        RootTactics::ForcedWin { line, .. } => assert_eq!(Some(line[0]), opp_four, "the win starts with the block"),
+        other => panic!("expected a forced win, got {other:?}"),
+    }
+}

@@ -229,7 +229,8 @@ pub fn run(args: Args) -> Result<(), String> {
                     let Some(b) = play(rule, size, args.seed.wrapping_add(g as u64)) else {
                         continue;
                     };
-                    let mined = mine_game(g, b, args.solve_nodes);
+                    // Named by seed, so suites from runs with other seeds merge without clashes.
+                    let mined = mine_game(args.seed as usize + g, b, args.solve_nodes);
                     found
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())

@@ -273,7 +273,8 @@ pub struct Analysis {
 }
 
 /// Root analysis for `side` (who moves next), in this order within `budget`: a five now; our
-/// VCF; a block of the opponent's four; our VCT; defences against the opponent's VCF, then VCT.
+/// VCF; our VCT (through the block when the opponent has a four); a block of the opponent's four;
+/// defences against the opponent's VCF, then VCT.
 pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
@@ -321,10 +322,8 @@ fn analyse_inner(
         *proof = Some(p);
         return tactics;
     }
-    if !opp_fives.is_empty() {
-        return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
-    }
-    // Our VCT before the opponent's VCF: a verified VCT has already met every counter-four.
+    // Our VCT before the opponent's VCF: a verified VCT has already met every counter-four. Facing
+    // a four it starts with the block, so a win that begins by blocking is found too.
     let mut share = lim.share(3, 4);
     let mine = solve_with(b, side, WinKind::Vct, &mut share, stats);
     lim.absorb(&share);
@@ -335,6 +334,9 @@ fn analyse_inner(
         };
         *proof = Some(p);
         return tactics;
+    }
+    if !opp_fives.is_empty() {
+        return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
     }
     let mut share = lim.share(1, 2);
     let theirs = solve_with(b, opp, WinKind::Vcf, &mut share, stats);

@@ -165,14 +165,16 @@ fn deterministic_results() {
     assert_eq!(a1.stats.nodes, a2.stats.nodes);
 }
 
+/// The position `name` of the suite file `file` (relative to tests/fixtures).
+fn suite_position(file: &str, name: &str) -> engine::tss::suite::Position {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+    let text = std::fs::read_to_string(path).unwrap();
+    engine::tss::suite::parse(&text).unwrap().into_iter().find(|p| p.name == name).unwrap()
+}
+
 /// The suite position `gen-freestyle-defend-3`: black threatens a VCF, white to move.
 fn four_three_threat() -> Board {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics/generated.txt")).unwrap();
-    let pos = engine::tss::suite::parse(&text)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.name == "gen-freestyle-defend-3")
-        .unwrap();
+    let pos = suite_position("tactics/generated.txt", "gen-freestyle-defend-3");
     assert_eq!(pos.to_move, Color::White);
     pos.board
 }
@@ -252,12 +254,7 @@ fn defences_bad_input_gets_a_clear_answer() {
 /// with the block (self-play position `mined-freestyle-15-240-9`, a 15-ply VCT).
 #[test]
 fn win_that_starts_by_blocking_a_four_is_found() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-mined/mined.txt")).unwrap();
-    let pos = engine::tss::suite::parse(&text)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.name == "mined-freestyle-15-240-9")
-        .unwrap();
+    let pos = suite_position("tactics-mined/mined.txt", "mined-freestyle-15-240-9");
     let opp_four = pos.board.points().find(|&p| pos.board.is_empty(p) && pos.board.makes_five(p, pos.to_move.opp()));
     let a = analyse(&pos.board, pos.to_move, Budget::nodes(2_000_000));
     match a.tactics {

@@ -147,10 +147,21 @@ pub fn parse_command_line(line: &str) -> Result<CommandLine, CommandError> {
     let args = args.trim();
     let single = |c| Ok(CommandLine::Command(c));
     match kw.to_ascii_uppercase().as_str() {
-        "START" => {
-            let size = number_arg(args, "START", "board size")?;
-            single(Command::Start { size })
-        }
+        "START" => match args.split_whitespace().collect::<Vec<_>>()[..] {
+            // Yixin-Board writes `START width height`.
+            [w, h] => {
+                let width = number_arg(w, "START", "board width")?;
+                let height = number_arg(h, "START", "board height")?;
+                single(if width == height {
+                    Command::Start { size: width }
+                } else {
+                    Command::RectStart { width, height }
+                })
+            }
+            _ => single(Command::Start {
+                size: number_arg(args, "START", "board size")?,
+            }),
+        },
         "RECTSTART" => {
             let (width, height) = pair_arg(args, "RECTSTART", "width", "height")?;
             single(Command::RectStart { width, height })

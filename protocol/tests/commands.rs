@@ -49,7 +49,8 @@ fn start_and_rectstart() {
     );
     assert!(is_invalid(&single("START"), "START"));
     assert!(is_invalid(&single("START abc"), "START"));
-    assert!(is_invalid(&single("START 15 16"), "START"));
+    assert!(is_invalid(&single("START 15 16 17"), "START"));
+    assert!(is_invalid(&single("START 15 x"), "START"));
     assert!(is_invalid(&single("START -15"), "START"));
     assert!(is_invalid(
         &single("START 99999999999999999999999999999999999999999999"),
@@ -76,6 +77,8 @@ fn argumentless_commands_ignore_trailing_text() {
         ("YXSHOWFORBID", Command::YxShowForbid),
         ("yxhashclear", Command::YxHashClear),
         ("yxshowinfo", Command::YxShowInfo),
+        ("start 15 15", Command::Start { size: 15 }),
+        ("START 20 15", Command::RectStart { width: 20, height: 15 }),
         ("STOP", Command::Stop),
         ("YXSTOP", Command::Stop),
         ("  yxstop  ", Command::Stop),

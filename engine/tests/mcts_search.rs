@@ -186,32 +186,6 @@ fn five_in_one_is_found_with_and_without_tactics() {
 }
 
 #[test]
-fn proven_root_moves_name_the_winning_fives() {
-    // Black to move has a five at 4,7 or 9,7.
-    let board = board_with(
-        Rule::Freestyle,
-        &[(5, 7), (6, 7), (7, 7), (8, 7)],
-        &[(5, 9), (6, 9), (7, 9), (9, 3)],
-    );
-    let wins = [Pos::new(4, 7), Pos::new(9, 7)];
-    let mut s = Search::new(one_thread(false), Arc::new(UniformEvaluator));
-    s.set_position(&board);
-    assert!(s.proven_root_moves().is_empty(), "nothing searched yet");
-    let r = s.run(&SearchLimits::visits(3_000));
-    assert_eq!(r.proven, Some(Proven::Win));
-    let proven = s.proven_root_moves();
-    let won: Vec<Pos> = proven
-        .iter()
-        .filter(|m| m.1 == Proven::Win)
-        .map(|m| m.0)
-        .collect();
-    assert!(
-        !won.is_empty() && won.iter().all(|p| wins.contains(p)),
-        "{proven:?}"
-    );
-}
-
-#[test]
 fn must_block_is_found() {
     // White threatens five at 9,7 (4,7 is blocked); black has nothing: black must block.
     let board = board_with(

@@ -29,7 +29,8 @@ pub struct GameRecord {
     pub rule: u32,
     /// Dense indices (`y * size + x`) of the moves, black first.
     pub moves: Vec<u16>,
-    /// For each move, the root's visit counts `(dense index, visits)` that chose it.
+    /// For each move, the policy target `(dense index, weight)` of its search: the root's
+    /// visits, or 1 per winning move of a proven win (see `selfplay::policy_target`).
     pub visits: Vec<Vec<(u16, u32)>>,
     /// 1 black won, -1 white won, 0 draw.
     pub outcome: i8,

@@ -1,10 +1,14 @@
 //! Self-play: games finish with legal moves and sane visit records, leaves of several games share
-//! one forward, the same seed gives the same games, and resignation / temperature behave.
+//! one forward, the same seed gives the same games, and resignation / temperature behave. The
+//! stored policy targets: a proven win stores its fives only, a forced block stores no refuted
+//! move, and every move searches `simulations` fresh playouts on top of the reused subtree.
 
-use engine::game::{Board, Pos, Rule};
+use engine::game::{Board, Color, Pos, Rule};
 use engine::net::Preset;
 use trainer::net_eval::TchNet;
-use trainer::selfplay::{SelfPlayConfig, UniformNet, play};
+use trainer::replay::GameRecord;
+use engine::eval::features;
+use trainer::selfplay::{BatchNet, SelfPlayConfig, UniformNet, play, play_from};
 
 fn cfg() -> SelfPlayConfig {
     SelfPlayConfig {
@@ -27,7 +31,9 @@ fn check_records(games: &[trainer::replay::GameRecord], sims: u32) {
             let p = Pos::new(m as usize % 7, m as usize / 7);
             assert!(b.is_legal(p), "illegal move {m} at ply {k}");
             let total: u32 = g.visits[k].iter().map(|v| v.1).sum();
-            assert!(total >= 1 && total <= sims + 64, "ply {k}: {total} visits");
+            // Fresh playouts on top of the reused subtree: up to `sims` more per ply.
+            let most = (k as u32 + 1) * sims + 64;
+            assert!(total >= 1 && total <= most, "ply {k}: {total} visits");
             b.play(p).unwrap();
         }
         let expected = match b.winner() {
@@ -77,4 +83,144 @@ fn tch_network_self_play_produces_valid_games() {
     assert_eq!(r.games.len(), 4);
     assert!(r.positions > 0 && r.forward_time.as_nanos() > 0);
     check_records(&r.games, c.simulations);
+}
+
+fn board_with(size: usize, black: &[(usize, usize)], white: &[(usize, usize)]) -> Board {
+    let mut b = Board::new(size, size, Rule::Freestyle).unwrap();
+    for &(x, y) in black {
+        b.place(Pos::new(x, y), Color::Black).unwrap();
+    }
+    for &(x, y) in white {
+        b.place(Pos::new(x, y), Color::White).unwrap();
+    }
+    b
+}
+
+/// The train-proof settings (9x9, 100 playouts, 2 leaves per step) on a set-up position.
+fn proof_cfg(size: usize, simulations: u32) -> SelfPlayConfig {
+    SelfPlayConfig {
+        board_size: size,
+        rule: Rule::Freestyle,
+        simulations,
+        batch_size_mcts: 2,
+        parallel_games: 4,
+        parallel_workers: 1,
+        dirichlet_alpha: 0.15,
+        seed: 5,
+        ..SelfPlayConfig::default()
+    }
+}
+
+fn target_of(g: &GameRecord, size: usize, ply: usize) -> Vec<(Pos, u32)> {
+    g.visits[ply]
+        .iter()
+        .map(|&(i, v)| (Pos::new(i as usize % size, i as usize / size), v))
+        .collect()
+}
+
+/// Regression (issue #15): once the search proved the win, the steps that only finished
+/// playouts through the winning child counted as stalls, the move was made after three of them
+/// and the stored target was every root visit (a few percent on the five). The target of a
+/// proven win is the five(s) alone, here even with the opponent's four to block.
+#[test]
+fn a_proven_win_stores_the_fives_alone() {
+    // Black to move: fives at 0,4 and 5,4; white's four threatens 0,6 and 5,6.
+    let start = board_with(9, &[(1, 4), (2, 4), (3, 4), (4, 4)], &[(1, 6), (2, 6), (3, 6), (4, 6)]);
+    let fives = [Pos::new(0, 4), Pos::new(5, 4)];
+    let r = play_from(&proof_cfg(9, 100), &UniformNet, &start, 4, 0, |_, _| {}).unwrap();
+    for g in &r.games {
+        let target = target_of(g, 9, 0);
+        assert!(
+            !target.is_empty() && target.iter().all(|(p, _)| fives.contains(p)),
+            "target {target:?}"
+        );
+        let mv = g.moves[0] as usize;
+        assert!(fives.contains(&Pos::new(mv % 9, mv / 9)), "played {mv}");
+        assert_eq!((g.moves.len(), g.outcome), (1, 1), "the five ends the game");
+    }
+}
+
+/// A network that knows one thing, where its fives are (high logits on them, flat elsewhere,
+/// value 0): enough for a search to refute every move that ignores a four in two playouts.
+struct FiveNet;
+
+impl BatchNet for FiveNet {
+    fn forward(&self, planes: &[f32], n: usize, size: usize) -> anyhow::Result<(Vec<f32>, Vec<f32>)> {
+        let area = size * size;
+        let mut logits = vec![0.0; n * area];
+        for k in 0..n {
+            let x = &planes[k * features::PLANES * area..(k + 1) * features::PLANES * area];
+            let me = if x[10 * area] > 0.5 { Color::Black } else { Color::White };
+            let mut b = Board::new(size, size, Rule::Freestyle)?;
+            for i in 0..area {
+                let p = Pos::new(i % size, i / size);
+                if x[features::OWN * area + i] > 0.5 {
+                    b.place(p, me)?;
+                } else if x[features::OPPONENT * area + i] > 0.5 {
+                    b.place(p, me.opp())?;
+                }
+            }
+            for i in 0..area {
+                let p = Pos::new(i % size, i / size);
+                if b.is_empty(p) && b.makes_five(p, me) {
+                    logits[k * area + i] = 8.0;
+                }
+            }
+        }
+        Ok((logits, vec![0.0; n]))
+    }
+    fn name(&self) -> String {
+        "fives".into()
+    }
+}
+
+/// A forced block: every other move lets the opponent's five in. The moves the search refuted
+/// are not stored, so the block carries the target. (Steps whose playouts all ended at a five
+/// counted as stalls once, and ended this search before it reached the block.)
+#[test]
+fn a_forced_block_stores_no_refuted_move() {
+    // White's four on row 3 is closed at 0,3: black must play 5,3.
+    let start = board_with(9, &[(0, 3), (8, 8), (0, 8), (8, 0)], &[(1, 3), (2, 3), (3, 3), (4, 3)]);
+    let block = Pos::new(5, 3);
+    // 300 playouts: two refute each of the 72 other moves (one to expand it, one to find the
+    // five under it), the rest go to the block.
+    let r = play_from(&proof_cfg(9, 300), &FiveNet, &start, 2, 0, |_, _| {}).unwrap();
+    for g in &r.games {
+        let target = target_of(g, 9, 0);
+        let total: u32 = target.iter().map(|t| t.1).sum();
+        let on_block = target.iter().find(|t| t.0 == block).map_or(0, |t| t.1);
+        // Storing the refuted moves' visits gave the block about half.
+        assert!(
+            on_block * 10 >= total * 9,
+            "block {on_block} of {total}: {target:?}"
+        );
+    }
+}
+
+/// Every move searches `simulations` fresh playouts on top of the subtree reused from the
+/// previous move: the first ply's target holds them all but the root's own expansion, and each
+/// later one adds them to the visits the played move had. (Counting the reused visits against
+/// the budget searched a well-visited reply hardly at all, its noise unmixed.)
+#[test]
+fn every_move_searches_its_own_playouts() {
+    let c = SelfPlayConfig {
+        board_size: 9,
+        simulations: 40,
+        // One playout per step: the budget is met exactly, never overshot by a batch.
+        batch_size_mcts: 1,
+        parallel_games: 2,
+        no_resign_fraction: 1.0,
+        ..cfg()
+    };
+    let r = play(&c, &UniformNet, 2, 0, |_, _| {}).unwrap();
+    for g in &r.games {
+        let mut reused = 0;
+        // No four can stand before ply 6 on an empty board: nothing is proven there.
+        for k in 0..6.min(g.visits.len()) {
+            let total: u32 = g.visits[k].iter().map(|v| v.1).sum();
+            assert_eq!(total, reused + c.simulations - 1, "ply {k}");
+            reused = g.visits[k].iter().find(|v| v.0 == g.moves[k]).map_or(0, |v| v.1);
+            assert!(reused > 0, "ply {k}: the played move was searched");
+        }
+    }
 }

@@ -644,31 +644,6 @@ impl Search {
         lock(&self.shared).tree.bytes()
     }
 
-    /// The root moves whose outcome the search has proven, from the side to move's view (a
-    /// `Win` wins), in edge order. Self-play stores these instead of the visits spent before
-    /// the proof: a proven win's target is the winning moves, never a lost one.
-    pub fn proven_root_moves(&self) -> Vec<(Pos, Proven)> {
-        let s = lock(&self.shared);
-        let tree = &s.tree;
-        if tree.root().state != State::Expanded {
-            return Vec::new();
-        }
-        tree.edges_of(0)
-            .iter()
-            .filter(|e| e.child != NO_NODE)
-            .filter_map(|e| {
-                // A child's value is its mover's, who is the side to move at the root.
-                let proven = match tree.nodes[e.child as usize].proven {
-                    1 => Proven::Win,
-                    0 => Proven::Draw,
-                    -1 => Proven::Loss,
-                    _ => return None,
-                };
-                Some((e.mv, proven))
-            })
-            .collect()
-    }
-
     /// The search's current answer.
     pub fn result(&self) -> SearchResult {
         let s = lock(&self.shared);

@@ -27,7 +27,7 @@ assert meta["fivezero.feature_version"] == "1", meta
 assert meta["fivezero.preset"] == "tiny", meta
 assert meta["fivezero.input_planes"] == "11", meta
 ops = sorted({n.op_type for n in model.graph.node})
-assert ops == sorted(["Conv", "Relu", "Add", "GlobalAveragePool", "Flatten", "Gemm", "Tanh"]), ops
+assert ops == sorted(["Conv", "Relu", "Add", "GlobalAveragePool", "GlobalMaxPool", "Concat", "Flatten", "Gemm", "Tanh"]), ops
 
 sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
 assert [i.name for i in sess.get_inputs()] == ["planes"]

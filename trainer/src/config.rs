@@ -37,6 +37,9 @@ pub struct Settings {
     pub seed: u64,
     pub optimizer: OptimizerKind,
     pub lr: f64,
+    /// AdamW: decoupled decay, each step multiplies the weights by 1 - lr * weight_decay (0.01-0.1
+    /// is typical; 1e-4, the old default, was a decay of 2e-7 per step: none). SGD: the L2
+    /// coefficient (about 1e-4).
     pub weight_decay: f64,
     pub momentum: f64,
     /// Training steps per epoch; 0 = enough to see each new position about `sample_reuse` times.
@@ -76,7 +79,7 @@ impl Default for Settings {
             seed: 1,
             optimizer: OptimizerKind::Adamw,
             lr: 2e-3,
-            weight_decay: 1e-4,
+            weight_decay: 0.1,
             momentum: 0.9,
             train_steps: 0,
             sample_reuse: 4.0,

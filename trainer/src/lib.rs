@@ -4,7 +4,7 @@
 //!
 //! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
 //! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `selfplay`,
-//! `net_eval` (tch evaluator), `elo`, `arena` (evaluation matches), `config`, `metrics`, `plot` (training.png), `run`.
+//! `net_eval` (tch evaluator), `probe` (the network's prior on available fives), `elo`, `arena` (evaluation matches), `config`, `metrics`, `plot` (training.png), `run`.
 //! Only `run` and `main` print. The engine never depends on this crate.
 
 pub mod arena;
@@ -18,6 +18,7 @@ pub mod model;
 pub mod net_eval;
 pub mod optim;
 pub mod plot;
+pub mod probe;
 pub mod replay;
 pub mod rng;
 pub mod run;

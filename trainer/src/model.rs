@@ -114,7 +114,7 @@ impl Net {
             value_conv: ConvBn::new(vs / "value", c, vc, 1),
             value_fc1: nn::linear(
                 vs / "value_fc1",
-                vc,
+                config.value_pool_features() as i64,
                 config.value_hidden as i64,
                 Default::default(),
             ),
@@ -141,10 +141,14 @@ impl Net {
             .relu()
             .apply(&self.policy_out)
             .view([n, -1]);
-        let v = self.value_conv.forward(&t, train).relu().mean_dim(
-            [2i64, 3].as_slice(),
-            false,
-            Kind::Float,
+        let v = self.value_conv.forward(&t, train).relu();
+        // Each channel's mean, then its max (the ONNX graph's order).
+        let v = Tensor::cat(
+            &[
+                v.mean_dim([2i64, 3].as_slice(), false, Kind::Float),
+                v.amax([2i64, 3].as_slice(), false),
+            ],
+            1,
         );
         let v = v
             .apply(&self.value_fc1)

@@ -1,5 +1,5 @@
 //! Optimizers written out over named tensors (SGD with momentum and L2 weight decay, AdamW with
-//! decoupled decay), so their state is plain data a checkpoint can save and restore exactly, and
+//! decoupled decay; both decay only the conv and dense weights, not biases or BatchNorm), so their state is plain data a checkpoint can save and restore exactly, and
 //! the learning-rate schedule (linear warm-up, cosine decay to a floor).
 //!
 //! Depends on tch only.
@@ -43,7 +43,7 @@ impl Default for OptimConfig {
         OptimConfig {
             kind: OptimizerKind::Adamw,
             lr: 2e-3,
-            weight_decay: 1e-4,
+            weight_decay: 0.1,
             momentum: 0.9,
             warmup_steps: 50,
             total_steps: 10_000,
@@ -114,15 +114,18 @@ impl Optimizer {
                 if !g.defined() {
                     continue;
                 }
+                // Biases and BatchNorm scales/shifts (1-D) are not decayed: shrinking them only
+                // shifts activations.
+                let decay = if p.dim() > 1 { c.weight_decay } else { 0.0 };
                 match c.kind {
                     OptimizerKind::Sgd => {
-                        let g = g + &*p * c.weight_decay;
+                        let g = g + &*p * decay;
                         let _ = m.g_mul_scalar_(c.momentum).g_add_(&g);
                         let _ = p.g_sub_(&(&*m * lr));
                     }
                     OptimizerKind::Adamw => {
                         let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8f64);
-                        let _ = p.g_mul_scalar_(1.0 - lr * c.weight_decay);
+                        let _ = p.g_mul_scalar_(1.0 - lr * decay);
                         let _ = m.g_mul_scalar_(b1).g_add_(&(&g * (1.0 - b1)));
                         let _ = v.g_mul_scalar_(b2).g_add_(&(&g * &g * (1.0 - b2)));
                         let mhat = &*m / (1.0 - b1.powf(t));

@@ -24,6 +24,7 @@ use crate::metrics::Metrics;
 use crate::model::{Net, trainable_params};
 use crate::net_eval::TchNet;
 use crate::optim::{OptimConfig, Optimizer};
+use crate::probe::FivePositions;
 use crate::replay::{Replay, Sample};
 use crate::rng::Rng;
 use crate::selfplay::{self, SelfPlayConfig};
@@ -242,6 +243,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         let sp_secs = report.elapsed.as_secs_f64().max(1e-9);
         let (positions, resigned, false_resigns) =
             (report.positions, report.resigned, report.false_resigns);
+        let fives = FivePositions::collect(&report.games, 2048);
         let chunk = replay.add_chunk(report.games)?;
         metrics.log(
             "selfplay",
@@ -305,6 +307,9 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         summary.last_policy_loss = mp;
         summary.last_value_loss = mv;
         let samples_per_s = (count as usize * s.batch_size) as f64 / train_secs;
+        // The trained network on this epoch's positions with a five for the mover.
+        player.load_from(&vs)?;
+        let five_prior = fives.measure(&player)?;
 
         // ---- evaluation ----
         let mut eval_json = serde_json::Value::Null;
@@ -388,6 +393,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             "epoch",
             json!({"epoch": epoch, "step": step, "games": games_played, "positions": positions,
                    "window": replay.len(), "policy_loss": mp, "value_loss": mv,
+                   "five_prior": five_prior,
                    "selfplay_positions_per_s": positions as f64 / sp_secs,
                    "train_samples_per_s": samples_per_s, "device": describe(device),
                    "checkpoint": ck_path.display().to_string(), "onnx": onnx.display().to_string(),
@@ -404,10 +410,14 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         }
         eprintln!(
             "epoch {epoch}/{}: games {games_played} (+{}), positions {positions} (window {}), policy {mp:.4}, value {mv:.4}, \
+             prior on own fives {:.3} (top move in {:.0}% of {}), \
              self-play {:.0} pos/s, train {:.0} samples/s, step {step}, device {}",
             s.epochs,
             s.selfplay_games,
             replay.len(),
+            five_prior.mean_prior,
+            100.0 * five_prior.top_share,
+            five_prior.positions,
             positions as f64 / sp_secs,
             samples_per_s,
             describe(device)

@@ -182,6 +182,12 @@ impl NetConfig {
         Ok(())
     }
 
+    /// Inputs of the value head's first dense layer: each value channel's mean and its maximum
+    /// over the board (a mean alone dilutes "a five is here" by the board's area).
+    pub fn value_pool_features(&self) -> usize {
+        2 * self.value_channels
+    }
+
     /// Number of learned parameters (weights + biases after BatchNorm folding).
     pub fn param_count(&self) -> usize {
         let conv = |i: usize, o: usize, k: usize| o * i * k * k + o;
@@ -191,7 +197,7 @@ impl NetConfig {
             + conv(f, self.policy_channels, 1)
             + conv(self.policy_channels, 1, 1)
             + conv(f, self.value_channels, 1)
-            + conv(self.value_channels, self.value_hidden, 1) // a dense layer counts the same
+            + conv(self.value_pool_features(), self.value_hidden, 1) // a dense layer counts the same
             + conv(self.value_hidden, 1, 1)
     }
 }

@@ -52,10 +52,11 @@ pub fn reference_forward(
 
         let mut v = conv2d(&weights.value_conv, &t, h, w);
         relu(&mut v);
-        let pooled: Vec<f32> = v
+        let mut pooled: Vec<f32> = v
             .chunks(hw)
             .map(|ch| (ch.iter().map(|&a| a as f64).sum::<f64>() / hw as f64) as f32)
             .collect();
+        pooled.extend(v.chunks(hw).map(|ch| ch.iter().copied().fold(f32::MIN, f32::max)));
         let mut hidden = dense(&weights.value_fc1, &pooled);
         relu(&mut hidden);
         value.push(dense(&weights.value_fc2, &hidden)[0].tanh());

@@ -76,9 +76,9 @@ pub struct NetWeights {
     pub policy_conv: Conv,
     /// conv1x1 policy_channels -> 1: the logits.
     pub policy_out: Conv,
-    /// conv1x1 channels -> value_channels (+ReLU, then global average pool).
+    /// conv1x1 channels -> value_channels (+ReLU, then each channel's mean and max).
     pub value_conv: Conv,
-    /// value_channels -> value_hidden (+ReLU).
+    /// 2 * value_channels (the means, then the maxima) -> value_hidden (+ReLU).
     pub value_fc1: Dense,
     /// value_hidden -> 1 (+tanh).
     pub value_fc2: Dense,
@@ -194,7 +194,7 @@ impl NetWeights {
         let policy_conv = conv(&mut rng, c.policy_channels, f, 1, 1.0);
         let policy_out = conv(&mut rng, 1, c.policy_channels, 1, 1.0);
         let value_conv = conv(&mut rng, c.value_channels, f, 1, 1.0);
-        let fc1 = conv(&mut rng, c.value_hidden, c.value_channels, 1, 1.0);
+        let fc1 = conv(&mut rng, c.value_hidden, c.value_pool_features(), 1, 1.0);
         // gain < 1 on the last layer keeps tanh away from +-1 for random inputs.
         let fc2 = conv(&mut rng, 1, c.value_hidden, 1, 0.5);
         let dense = |cv: Conv| Dense {
@@ -241,7 +241,7 @@ impl NetWeights {
         self.value_conv
             .check("value_conv", c.value_channels, f, 1)?;
         self.value_fc1
-            .check("value_fc1", c.value_hidden, c.value_channels)?;
+            .check("value_fc1", c.value_hidden, c.value_pool_features())?;
         self.value_fc2.check("value_fc2", 1, c.value_hidden)?;
         for (name, t) in self.tensors() {
             if let Some(i) = t.iter().position(|x| !x.is_finite()) {

@@ -190,7 +190,9 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
 
     let v = g.conv("value_conv", &weights.value_conv, &t);
     let v = g.relu("value_conv.relu", &v);
-    let v = g.node("GlobalAveragePool", "value.pool", &[&v], vec![]);
+    let mean = g.node("GlobalAveragePool", "value.mean", &[&v], vec![]);
+    let max = g.node("GlobalMaxPool", "value.max", &[&v], vec![]);
+    let v = g.node("Concat", "value.pool", &[&mean, &max], vec![attr_int("axis", 1)]);
     let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
     let v = g.gemm("value_fc1", &weights.value_fc1, &v);
     let v = g.relu("value_fc1.relu", &v);

@@ -1,0 +1,92 @@
+//! What a network makes of positions its self-play met: the prior it puts on an available five
+//! of its own (the mover can win at once). A network that learns from its searches must put
+//! more and more there; the train-proof run prints it every epoch (issue #15: the network of
+//! the broken target put 0.03 there after 40 epochs).
+//!
+//! Depends on `engine::game`, `engine::eval`, `replay` and the `BatchNet` trait.
+
+use engine::eval::{features, masked_softmax};
+use engine::game::{Board, Pos};
+
+use crate::replay::{GameRecord, board_at};
+use crate::selfplay::BatchNet;
+
+/// Positions where the side to move has a five, with those fives.
+pub struct FivePositions {
+    positions: Vec<(Board, Vec<Pos>)>,
+}
+
+/// The network's prior on the fives of `FivePositions`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FivePrior {
+    pub positions: usize,
+    /// Mean over positions of the prior summed over the mover's fives.
+    pub mean_prior: f64,
+    /// Share of positions whose most likely move is a five.
+    pub top_share: f64,
+}
+
+impl FivePositions {
+    /// Up to `limit` positions of `games` (in game order) where the mover can make five.
+    pub fn collect(games: &[GameRecord], limit: usize) -> FivePositions {
+        let mut positions = Vec::new();
+        'games: for g in games {
+            for ply in 0..g.positions() {
+                if positions.len() >= limit {
+                    break 'games;
+                }
+                let Ok(board) = board_at(g, ply, 0) else {
+                    continue 'games;
+                };
+                let me = board.side_to_move();
+                let fives: Vec<Pos> = board
+                    .legal_moves()
+                    .into_iter()
+                    .filter(|&p| board.makes_five(p, me))
+                    .collect();
+                if !fives.is_empty() {
+                    positions.push((board, fives));
+                }
+            }
+        }
+        FivePositions { positions }
+    }
+
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Runs `net` on every position (batches of 256; all boards of one size).
+    pub fn measure(&self, net: &dyn BatchNet) -> anyhow::Result<FivePrior> {
+        let Some((first, _)) = self.positions.first() else {
+            return Ok(FivePrior::default());
+        };
+        let (size, area) = (first.width(), first.width() * first.height());
+        let plane_len = features::PLANES * area;
+        let (mut sum, mut top) = (0.0f64, 0usize);
+        let mut policy = vec![0f32; area];
+        for chunk in self.positions.chunks(256) {
+            let mut planes = vec![0f32; chunk.len() * plane_len];
+            for (k, (b, _)) in chunk.iter().enumerate() {
+                features::encode(b, &mut planes[k * plane_len..(k + 1) * plane_len]);
+            }
+            let (logits, _) = net.forward(&planes, chunk.len(), size)?;
+            for (k, (b, fives)) in chunk.iter().enumerate() {
+                masked_softmax(b, &logits[k * area..(k + 1) * area], &mut policy);
+                sum += fives.iter().map(|&p| policy[b.dense_index(p)] as f64).sum::<f64>();
+                let best = (0..area).fold(0, |a, i| if policy[i] > policy[a] { i } else { a });
+                top += fives.iter().any(|&p| b.dense_index(p) == best) as usize;
+            }
+        }
+        let n = self.positions.len() as f64;
+        Ok(FivePrior {
+            positions: self.positions.len(),
+            mean_prior: sum / n,
+            top_share: top as f64 / n,
+        })
+    }
+}

@@ -26,6 +26,8 @@ enum Cmd {
     Tactics(tools::tactics::Args),
     /// Mine a verified tactics suite from self-play (thread count and time budget as arguments).
     MineTactics(tools::mine::Args),
+    /// Model files: `info FILE` (metadata, sizes, a load and probe check), `random` (a new one).
+    Model(tools::model::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Cmd::Elo(a) => tools::elo::run(a),
         Cmd::Tactics(a) => tools::tactics::run(a),
         Cmd::MineTactics(a) => tools::mine::run(a),
+        Cmd::Model(a) => tools::model::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

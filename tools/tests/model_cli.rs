@@ -1,0 +1,72 @@
+//! `fivezero-tools model` over the real binary: a random model is written and inspected; a
+//! missing, garbage, truncated, other-feature-version or non-finite file is a clear error with a
+//! non-zero exit and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use engine::net::{ModelMeta, NetWeights, Preset, write_model_file};
+
+fn tools(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fivezero-tools"))
+        .args(args)
+        .output()
+        .expect("fivezero-tools runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fivezero-model-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn refused(path: &Path, why: &str) {
+    let (code, text) = tools(&["model", "info", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{why}: {text}");
+    assert!(text.contains("error") && !text.contains("panicked"), "{why}: {text}");
+}
+
+#[test]
+fn random_model_is_written_and_inspected() {
+    let path = scratch("tiny.onnx");
+    let (code, text) = tools(&["model", "random", "--preset", "tiny", "--out", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = tools(&["model", "info", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let params = Preset::Tiny.config().param_count().to_string();
+    for want in ["preset          tiny", params.as_str(), "feature version 1", "outputs finite"] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+    let (code, text) = tools(&["model", "random", "--preset", "huge", "--out", path.to_str().unwrap()]);
+    assert_ne!(code, 0, "{text}");
+}
+
+#[test]
+fn bad_model_files_are_clear_errors() {
+    refused(&scratch("missing.onnx"), "missing file");
+    let garbage = scratch("garbage.onnx");
+    std::fs::write(&garbage, b"this is not a network at all").unwrap();
+    refused(&garbage, "garbage");
+    let w = NetWeights::random(Preset::Tiny.config(), 3).unwrap();
+    let good = engine::net::onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0)).unwrap();
+    let truncated = scratch("truncated.onnx");
+    std::fs::write(&truncated, &good[..good.len() / 2]).unwrap();
+    refused(&truncated, "truncated");
+    let mut meta = ModelMeta::for_config(&w.config, 0);
+    meta.feature_version = 2;
+    let other = scratch("v2.onnx");
+    write_model_file(&other, &w, &meta).unwrap();
+    refused(&other, "other feature version");
+    // Huge finite weights (the writer refuses NaN ones): the probe's logits overflow.
+    let mut huge = w.clone();
+    huge.policy_out.weight.iter_mut().for_each(|x| *x = 3.0e38);
+    let overflow = scratch("overflow.onnx");
+    write_model_file(&overflow, &huge, &ModelMeta::for_config(&huge.config, 0)).unwrap();
+    refused(&overflow, "non-finite probe");
+}

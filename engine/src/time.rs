@@ -1,9 +1,10 @@
 //! The time manager: turns the protocol's limits (`timeout_turn`, `timeout_match`, `time_left`)
 //! into a per-move budget with a safety margin, so a loaded machine still answers in time.
 //!
-//! Managers allow a tolerance (GomocupJudge 1000 ms, c-gomoku-cli sends YXSTOP at half of it),
-//! but process scheduling on a busy 2-core box can eat hundreds of milliseconds, so the engine
-//! aims well inside the limit and never counts on the tolerance.
+//! Managers allow 1000 ms beyond min(turn limit, time left) (GomocupJudge, c-gomoku-cli; the
+//! latter sends YXSTOP at half of it). That tolerance is left whole to the scheduling delays of a
+//! loaded machine (replies 600-900 ms past the engine's own stop were seen at load average 7); the
+//! engine itself keeps back a small reserve of the turn (see `budget`).
 
 use std::time::Duration;
 
@@ -39,6 +40,11 @@ const EXPECTED_MOVES_LEFT_MIN: i64 = 12;
 const EXPECTED_MOVES_LEFT_MAX: i64 = 40;
 /// Always kept back for reading input, writing the reply and process scheduling.
 const SAFETY_MS: i64 = 60;
+/// The turn's reserve: a fifth of it, at least this (short turns) ...
+const TURN_RESERVE_MIN_MS: i64 = SAFETY_MS + 20;
+/// ... and at most this: the search's last batch and the reply; the managers' tolerance covers
+/// the rest.
+const TURN_RESERVE_MAX_MS: i64 = 250;
 const UNLIMITED: i64 = 2_147_483_647;
 
 impl TimeLimits {
@@ -49,9 +55,9 @@ impl TimeLimits {
             if turn <= 0 {
                 return MoveBudget { soft: Duration::ZERO, hard: Duration::from_millis(10) };
             }
-            // Keep 20% (at least 80 ms) of the turn limit back: on a saturated 2-core machine the
-            // reply can wait hundreds of milliseconds for the scheduler after the search stops.
-            hard = hard.min(turn - (turn / 5).max(SAFETY_MS + 20));
+            // A fifth of the turn (80-250 ms) back: a 1 s turn keeps 200 ms, a 30 s turn 250 ms,
+            // not the 6 s a fixed fifth would waste.
+            hard = hard.min(turn - (turn / 5).clamp(TURN_RESERVE_MIN_MS, TURN_RESERVE_MAX_MS));
         }
         let match_left = match (self.time_left_ms, self.timeout_match_ms) {
             (Some(left), _) if left < UNLIMITED => Some(left),
@@ -83,6 +89,17 @@ mod tests {
         let b = t.budget(10, 225);
         assert!(b.hard <= Duration::from_millis(800));
         assert!(b.soft <= b.hard);
+    }
+
+    #[test]
+    fn long_turns_are_spent_but_for_a_small_reserve() {
+        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(0), time_left_ms: None };
+        assert_eq!(t.budget(10, 225).hard, Duration::from_millis(30_000 - 250));
+        let t = TimeLimits { timeout_turn_ms: Some(300), timeout_match_ms: Some(0), time_left_ms: None };
+        assert_eq!(t.budget(10, 225).hard, Duration::from_millis(300 - 80));
+        // The match clock still caps it: a third of what is left.
+        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(60_000), time_left_ms: Some(9_060) };
+        assert_eq!(t.budget(10, 225).hard, Duration::from_millis(3_000));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `fivezero-tools model` over the real binary: a random model is written and inspected; a
 //! missing, garbage, truncated, other-feature-version or non-finite file is a clear error with a
-//! non-zero exit and no panic.
+//! non-zero exit and no panic; `bench` prints a line for every preset.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -69,4 +69,17 @@ fn bad_model_files_are_clear_errors() {
     let overflow = scratch("overflow.onnx");
     write_model_file(&overflow, &huge, &ModelMeta::for_config(&huge.config, 0)).unwrap();
     refused(&overflow, "non-finite probe");
+}
+
+#[test]
+fn bench_lists_every_preset() {
+    let (code, text) = tools(&["model", "bench", "--search-ms", "20", "--ort-ms", "10"]);
+    assert_eq!(code, 0, "{text}");
+    for p in Preset::ALL {
+        let params = p.config().param_count().to_string();
+        assert!(
+            text.lines().any(|l| l.starts_with(p.name()) && l.contains(&params)),
+            "no line for {p} with {params} parameters:\n{text}"
+        );
+    }
 }

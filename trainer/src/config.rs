@@ -148,7 +148,7 @@ impl Settings {
         let bad = |s: String| Err(ConfigError::Invalid(s));
         if self.model_preset.parse::<engine::net::Preset>().is_err() {
             return bad(format!(
-                "model_preset `{}` (expected tiny, small, medium or large)",
+                "model_preset `{}` (expected tiny, cpu32, cpu48, small, medium or large)",
                 self.model_preset
             ));
         }

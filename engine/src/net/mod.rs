@@ -46,7 +46,7 @@ pub mod meta_keys {
 /// Errors of building, checking or writing a network description.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    #[error("unknown network preset `{0}` (expected tiny, small, medium or large)")]
+    #[error("unknown network preset `{0}` (expected tiny, cpu32, cpu48, small, medium or large)")]
     UnknownPreset(String),
     #[error("tensor `{name}` has {got} values, expected {expected}")]
     Shape {
@@ -76,17 +76,30 @@ pub enum NetError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Preset {
     Tiny,
+    /// Sized for CPU play: 4x32 (about 75k parameters, ~6k positions/s on one core at batch 1).
+    Cpu32,
+    /// Sized for CPU play: 6x48 (about 250k parameters, ~2k positions/s on one core).
+    Cpu48,
     Small,
     Medium,
     Large,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 4] = [Preset::Tiny, Preset::Small, Preset::Medium, Preset::Large];
+    pub const ALL: [Preset; 6] = [
+        Preset::Tiny,
+        Preset::Cpu32,
+        Preset::Cpu48,
+        Preset::Small,
+        Preset::Medium,
+        Preset::Large,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Preset::Tiny => "tiny",
+            Preset::Cpu32 => "cpu32",
+            Preset::Cpu48 => "cpu48",
             Preset::Small => "small",
             Preset::Medium => "medium",
             Preset::Large => "large",
@@ -97,6 +110,8 @@ impl Preset {
     pub fn dims(self) -> (usize, usize) {
         match self {
             Preset::Tiny => (2, 16),
+            Preset::Cpu32 => (4, 32),
+            Preset::Cpu48 => (6, 48),
             Preset::Small => (10, 80),
             Preset::Medium => (10, 128),
             Preset::Large => (16, 128),

@@ -126,11 +126,6 @@ pub fn position_value(board: &Board) -> f32 {
 }
 
 fn value_of(board: &Board, candidates: &[Candidate]) -> f32 {
-    value_at(board, candidates, true)
-}
-
-/// `value_of`, looking past one forced block when `past_block`.
-fn value_at(board: &Board, candidates: &[Candidate], past_block: bool) -> f32 {
     if board.winner().is_some() {
         return -1.0; // the side that just moved won
     }
@@ -153,21 +148,6 @@ fn value_at(board: &Board, candidates: &[Candidate], past_block: bool) -> f32 {
     }
     if their_fives >= 2 {
         return -0.97;
-    }
-    if their_fives == 1 && past_block {
-        // A four with one empty end is a tempo, not a loss: the value is that after the block
-        // (one level deep: a block that makes a four is valued as it stands).
-        let Some(block) = candidates.iter().find(|c| c.theirs.makes_five() && !c.theirs_forbidden) else {
-            return -0.97;
-        };
-        if block.mine_forbidden {
-            return -0.97;
-        }
-        let mut after = board.clone();
-        if after.play(block.pos).is_err() {
-            return -0.97;
-        }
-        return -value_at(&after, &self::candidates(&after), false);
     }
     // The four largest, largest first (the order a full sort gave them, so the same sum).
     let top = |v: &mut Vec<f32>| {
@@ -262,18 +242,6 @@ mod tests {
         let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7), (0, 14)], &[(5, 9), (12, 12), (0, 0)]);
         let best = scored_moves(&b)[0].pos;
         assert!([Pos::new(4, 7), Pos::new(8, 7), Pos::new(3, 7), Pos::new(9, 7)].contains(&best), "{best:?}");
-    }
-
-    #[test]
-    fn a_blockable_four_is_a_tempo_not_a_loss() {
-        // White to move faces black's four with one empty end (7,7) and nothing else: after the
-        // block the position is quiet, so its value is near even, not lost.
-        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)], &[(2, 7), (9, 9), (10, 10), (12, 3)]);
-        let v = position_value(&b);
-        assert!(v > -0.5, "{v}");
-        // Two fives to stop: lost.
-        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)], &[(0, 14), (9, 9), (10, 10), (12, 3)]);
-        assert!(position_value(&b) < -0.9);
     }
 
     #[test]

@@ -56,38 +56,3 @@ fn only_defences_are_searched_against_a_vcf() {
         assert!(visits + 1 >= info.nodes, "{name}: {visits} of {} visits under the defences", info.nodes);
     }
 }
-
-/// An engine on a 15x15 freestyle board with these stones, the engine to move.
-fn engine_with(own: &[(i64, i64)], theirs: &[(i64, i64)]) -> Engine {
-    let mut e = Engine::new(EngineConfig::default());
-    e.start(15, 15).unwrap();
-    let stones: Vec<SetupStone> = own
-        .iter()
-        .map(|&pos| SetupStone { pos, own: true })
-        .chain(theirs.iter().map(|&pos| SetupStone { pos, own: false }))
-        .collect();
-    e.set_position(&stones).unwrap();
-    e
-}
-
-#[test]
-fn obvious_moves_are_answered_without_a_search() {
-    let stop = Arc::new(AtomicBool::new(false));
-    let cases = [
-        // The empty board: the centre.
-        (engine_with(&[], &[]), Pos::new(7, 7)),
-        // A five to make, the opponent's four on the board too.
-        (engine_with(&[(3, 3), (4, 3), (5, 3), (6, 3)], &[(3, 9), (4, 9), (5, 9), (6, 9), (0, 14)]), Pos::new(2, 3)),
-        // The opponent's four has one empty end: only that point stops it.
-        (engine_with(&[(2, 5), (10, 10), (12, 1)], &[(3, 5), (4, 5), (5, 5), (6, 5)]), Pos::new(7, 5)),
-    ];
-    for (mut e, want) in cases {
-        e.set_max_visits(Some(5000));
-        let info = e.think(Instant::now(), &stop).unwrap();
-        assert_eq!((info.best, info.nodes, info.playouts), (want, 0, 0));
-    }
-    // Two defences against a VCF: searched.
-    let (mut e, _) = engine_on("gen-freestyle-defend-3");
-    e.set_max_visits(Some(500));
-    assert!(e.think(Instant::now(), &stop).unwrap().playouts > 0);
-}

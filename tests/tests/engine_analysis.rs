@@ -403,8 +403,7 @@ fn info_max_node_limits_the_visits() {
     b.send("INFO timeout_turn 2000000");
     b.send("INFO timeout_match 100000000");
     b.send("INFO max_node 500");
-    // (BEGIN is answered with the centre without a search.)
-    b.send("TURN 7,7");
+    b.send("BEGIN");
     assert!(parse_move(&b.reply(QUICK)).is_some());
     let visits = |b: &Brain| -> u64 {
         let s = b.messages.iter().rev().find(|m| m.contains("visits/s")).unwrap();

@@ -362,10 +362,6 @@ impl Engine {
         if board.winner().is_some() {
             return Err(EngineError::GameOver);
         }
-        if let Some((best, why)) = obvious_move(board) {
-            self.message(&format!("{why}: {best}, answered without searching"));
-            return Ok(if why == "five" { proven_win(started, vec![best]) } else { unsearched(started, best) });
-        }
         let budget = self.limits.budget(board.move_count(), board.width() * board.height());
         let (soft, hard) = (started + budget.soft, started + budget.hard);
 
@@ -390,10 +386,6 @@ impl Engine {
                     let text: Vec<String> = line.iter().map(|p| p.to_string()).collect();
                     self.message(&format!("{kind} win: {}", text.join(" ")));
                     return Ok(proven_win(started, line));
-                }
-                RootTactics::MustBlock(moves) if moves.len() == 1 => {
-                    self.message(&format!("the only defence: {}, answered without searching", moves[0]));
-                    return Ok(unsearched(started, moves[0]));
                 }
                 RootTactics::MustBlock(moves) if !moves.is_empty() => allowed = Some(moves),
                 RootTactics::MustBlock(_) | RootTactics::Lost => self.message("lost by force; resisting"),
@@ -533,46 +525,19 @@ impl Engine {
     }
 }
 
-/// The move to play without spending the turn, and why: on the empty board the centre, a five
-/// to make, the only legal move, or the only point that stops the opponent's single five.
-fn obvious_move(board: &Board) -> Option<(Pos, &'static str)> {
-    if board.move_count() == 0 {
-        return Some((Pos::new(board.width() / 2, board.height() / 2), "centre"));
-    }
-    let legal = board.legal_moves();
-    let (me, opp) = (board.side_to_move(), board.side_to_move().opp());
-    if let Some(&p) = legal.iter().find(|&&p| board.makes_five(p, me)) {
-        return Some((p, "five"));
-    }
-    if let [only] = legal[..] {
-        return Some((only, "the only legal move"));
-    }
-    let mut fives = board.points().filter(|&p| board.is_empty(p) && board.makes_five(p, opp));
-    match (fives.next(), fives.next()) {
-        (Some(p), None) if legal.contains(&p) => Some((p, "the only block")),
-        _ => None,
-    }
-}
-
-/// The report of a move played without a search.
-fn unsearched(started: Instant, best: Pos) -> MoveInfo {
-    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 0.0, proven: None, pv: vec![best] };
+/// The report of a win the threat search proved: `line` from the move to play on.
+fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
+    let best = line[0];
+    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 1.0, proven: Some(Proven::Win), pv: line.clone() };
     MoveInfo {
         best,
-        value: 0.0,
-        depth: 1,
+        value: 1.0,
+        depth: line.len() as u32,
         nodes: 0,
         playouts: 0,
         elapsed: started.elapsed(),
-        pv: vec![best],
-        proven: None,
+        pv: line,
+        proven: Some(Proven::Win),
         candidates: vec![only],
     }
-}
-
-/// The report of a win the threat search proved: `line` from the move to play on.
-fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
-    let mut info = unsearched(started, line[0]);
-    info.candidates[0] = RootCandidate { value: 1.0, proven: Some(Proven::Win), pv: line.clone(), ..info.candidates[0].clone() };
-    MoveInfo { value: 1.0, depth: line.len() as u32, pv: line, proven: Some(Proven::Win), ..info }
 }

@@ -556,36 +556,3 @@ fn progress_reports_are_rate_limited() {
     let (_, none) = count(Duration::from_secs(3600));
     assert!(none.is_empty());
 }
-
-#[test]
-fn a_restricted_root_searches_only_its_moves() {
-    let board = position(Rule::Freestyle, 16);
-    let legal = board.legal_moves();
-    let moves = vec![legal[3], legal[40], legal[41]];
-    let only_moves = |r: &engine::mcts::SearchResult| {
-        assert!(moves.contains(&r.best), "{} chosen", r.best);
-        assert!(r.root_children.iter().all(|c| moves.contains(&c.mv)), "{:?}", r.root_children);
-        // The root counts its own visit plus those of the moves kept, nothing of the others.
-        let under: u64 = r.root_children.iter().map(|c| c.visits as u64).sum();
-        assert_eq!(under + 1, r.visits);
-    };
-    // A fresh root: restricted as soon as it is expanded, with one thread or several.
-    for threads in [1, 3] {
-        let mut s = Search::new(MctsConfig { threads, ..one_thread(false) }, Arc::new(HashNet));
-        s.set_position(&board);
-        s.restrict_root(&moves);
-        only_moves(&s.run(&SearchLimits::visits(600)));
-    }
-    // A root the tree already searched whole: cut down in place.
-    let mut s = Search::new(one_thread(false), Arc::new(HashNet));
-    s.set_position(&board);
-    let whole = s.run(&SearchLimits::visits(600));
-    assert!(whole.root_children.iter().any(|c| !moves.contains(&c.mv)));
-    s.set_position(&board);
-    s.restrict_root(&moves);
-    only_moves(&s.run(&SearchLimits::visits(600)));
-    // The same position again without a restriction is searched whole again.
-    s.set_position(&board);
-    let again = s.run(&SearchLimits::visits(600));
-    assert!(again.root_children.iter().any(|c| !moves.contains(&c.mv)));
-}

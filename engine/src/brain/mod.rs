@@ -460,11 +460,6 @@ impl Engine {
         let progress = self.progress.clone();
         let search = self.search();
         search.set_position(&board);
-        // Only the moves not proven to lose are searched: the tree's own proofs and final choice
-        // (LCB, never a proven loss while another move remains) then apply to them alone.
-        if let Some(allowed) = &allowed {
-            search.restrict_root(allowed);
-        }
         let limits = SearchLimits {
             deadline: Some(deadline),
             stop: stop.clone(),
@@ -473,13 +468,28 @@ impl Engine {
             ..SearchLimits::default()
         };
         let result = search.run(&limits);
-        let mut candidates = search.candidates(n);
+        // With a forced defence, every ranked move is needed to put the defences first.
+        let mut candidates = search.candidates(if allowed.is_some() { usize::MAX } else { n });
         let mut best = result.best;
-        if best.is_none() || !board.is_legal(best) {
-            // Nothing searched (no time at all): the classical favourite among the allowed moves.
-            let first_allowed = allowed.as_ref().and_then(|a| a.first().copied());
-            best = scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.as_ref().is_none_or(|a| a.contains(p))).or(first_allowed).ok_or(EngineError::NoLegalMove)?;
+        if let Some(allowed) = &allowed {
+            if !allowed.contains(&best) {
+                // Only these moves avoid a forced loss: take the most visited of them, or the
+                // classical favourite when the search never tried one.
+                best = result
+                    .root_children
+                    .iter()
+                    .find(|c| allowed.contains(&c.mv))
+                    .map(|c| c.mv)
+                    .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
+                    .unwrap_or(allowed[0]);
+            }
         }
+        if best.is_none() || !board.is_legal(best) {
+            best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;
+        }
+        // The move played first, then the forced defences, then the rest in the search's order.
+        let refuted = |p: &Pos| allowed.as_ref().is_some_and(|a| !a.contains(p));
+        candidates.sort_by_key(|c| (c.mv != best, refuted(&c.mv)));
         if candidates.first().is_none_or(|c| c.mv != best) {
             candidates.insert(0, RootCandidate { mv: best, visits: 0, prior: 0.0, value: result.value, proven: None, pv: vec![best] });
         }

@@ -1,8 +1,7 @@
 //! Monte-Carlo tree search with priors (PUCT): first-play urgency, virtual loss so each thread
 //! evaluates a batch of leaves at once, several threads over one tree, tree reuse between moves,
 //! visit/node/time/memory limits, an MCTS-solver for game-theoretic values (fives, forced blocks,
-//! and VCF through `tactics`), a root restricted to given moves (forced defences), LCB or
-//! max-visits final choice, and root Dirichlet noise plus
+//! and VCF through `tactics`), LCB or max-visits final choice, and root Dirichlet noise plus
 //! temperature sampling for self-play. A step-wise API (`gather_leaves` / `apply`) lets one driver
 //! batch the leaves of many games into one forward pass. For analysis: the root's moves as
 //! `RootCandidate`s ranked like the final choice, each with its PV (`candidates`), and a
@@ -294,9 +293,6 @@ struct Shared {
     /// When the current run started, and when its next progress report is due.
     run_started: Instant,
     report_due: Instant,
-    /// Root moves the search is restricted to, waiting for the root to be expanded (see
-    /// `Search::restrict_root`).
-    root_moves: Option<Vec<Pos>>,
 }
 
 pub struct Search {
@@ -334,7 +330,6 @@ impl Search {
             rng: SplitMix64::new(config.seed),
             run_started: Instant::now(),
             report_due: Instant::now(),
-            root_moves: None,
         };
         let explore_small = tree::explore_table(config.c_puct_init, config.c_puct_base);
         Search {
@@ -385,7 +380,6 @@ impl Search {
             s.tree.reset();
             s.noise_done = false;
         }
-        s.root_moves = None;
         let root = &mut s.tree.nodes[0];
         if root.state == State::Expanded
             && root.n_edges == 0
@@ -433,19 +427,7 @@ impl Search {
             tree.rebase(node);
             s.noise_done = false;
         }
-        // The same position again: a root cut down to some moves cannot be searched whole.
-        !tree.root_restricted
-    }
-
-    /// Searches only `moves` at the root of the current position (say, the defences against the
-    /// opponent's forced win), until the next `set_position`. Moves the root lacks are added; the
-    /// subtrees of the others stay out of the choice. Takes effect as soon as the root is
-    /// expanded (now, when the tree already has it). An empty list restricts nothing.
-    pub fn restrict_root(&mut self, moves: &[Pos]) {
-        self.cancel_pending();
-        let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
-        s.root_moves = (!moves.is_empty()).then(|| moves.to_vec());
-        apply_root_moves(s);
+        true
     }
 
     fn batch_size(&self) -> usize {
@@ -485,7 +467,6 @@ impl Search {
                 }
             });
         }
-        apply_root_moves(self.shared.get_mut().unwrap_or_else(|e| e.into_inner()));
         let mut r = self.result();
         r.playouts = lock(&self.shared).started;
         r.elapsed = start.elapsed();
@@ -514,7 +495,6 @@ impl Search {
         loop {
             let (gathered, report) = {
                 let mut s = lock(&self.shared);
-                apply_root_moves(&mut s);
                 let next_batch = Duration::from_nanos(self.eval_ns.load(Ordering::Relaxed));
                 if Self::should_stop(&s, limits, next_batch) {
                     s.stopped = true;
@@ -572,7 +552,6 @@ impl Search {
         };
         if w.pending() == 0 {
             let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
-            apply_root_moves(s);
             maybe_noise(&self.config, s);
             w.gather(&mut s.tree, n, &ctx);
             w.prepare(&ctx);
@@ -773,16 +752,6 @@ fn progress_due(s: &mut Shared, hook: &ProgressHook, config: &MctsConfig) -> Opt
     })
 }
 
-/// Restricts the root to the moves `restrict_root` asked for, once the root is expanded.
-fn apply_root_moves(s: &mut Shared) {
-    if s.tree.root().state != State::Expanded {
-        return;
-    }
-    if let Some(moves) = s.root_moves.take() {
-        s.tree.restrict_root(&moves);
-    }
-}
-
 /// Mixes Dirichlet noise into the root priors once per position, as soon as it has them.
 fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
     if config.dirichlet_alpha <= 0.0 || s.noise_done || s.tree.root().state != State::Expanded {
@@ -800,7 +769,7 @@ fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
         let p = (1.0 - eps) * e.prior() + eps * x as f32;
         e.prior = tree::quantize_prior(p);
     }
-    tree::sort_edges(&mut s.tree.edges[first..first + n]);
+    worker::sort_edges(&mut s.tree.edges[first..first + n]);
     s.tree.root_reordered = true;
 }
 

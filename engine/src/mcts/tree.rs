@@ -141,8 +141,6 @@ pub(crate) struct Tree {
     pub full: bool,
     /// Root noise re-sorted the root's edges after some had children: scan them all there.
     pub root_reordered: bool,
-    /// `restrict_root` dropped root moves: the root cannot serve an unrestricted search again.
-    pub root_restricted: bool,
 }
 
 impl Tree {
@@ -153,7 +151,6 @@ impl Tree {
             budget_bytes,
             full: false,
             root_reordered: false,
-            root_restricted: false,
         };
         t.reset();
         t
@@ -165,7 +162,6 @@ impl Tree {
         self.edges.clear();
         self.full = false;
         self.root_reordered = false;
-        self.root_restricted = false;
         self.nodes.push(Node::FRESH);
     }
 
@@ -493,57 +489,6 @@ impl Tree {
         true
     }
 
-    /// Leaves the (expanded) root only the edges of `moves`: the ones it has keep their priors
-    /// and children, the ones it lacks get the smallest kept prior, and the priors are
-    /// renormalised. The root's statistics lose what the dropped children backed up, so its value
-    /// and exploration are those of the moves still searched. A proven or unexpanded root is left
-    /// alone (the search ends at once on a proven root; `moves` must then be applied later).
-    pub fn restrict_root(&mut self, moves: &[Pos]) {
-        let root = self.nodes[0];
-        if root.state != State::Expanded || root.is_proven() || moves.is_empty() {
-            return;
-        }
-        let old: Vec<Edge> = self.edges_of(0).to_vec();
-        let mut kept: Vec<Edge> = old.iter().filter(|e| moves.contains(&e.mv)).copied().collect();
-        let floor = kept.iter().map(|e| e.prior).min().unwrap_or(1);
-        for &mv in moves {
-            if !kept.iter().any(|e| e.mv == mv) {
-                kept.push(Edge { mv, prior: floor, child: NO_NODE });
-            }
-        }
-        let total: f32 = kept.iter().map(Edge::prior).sum();
-        for e in &mut kept {
-            e.prior = quantize_prior(e.prior() / total);
-        }
-        for e in old.iter().filter(|e| e.child != NO_NODE && !moves.contains(&e.mv)) {
-            // Backup adds -v at the root for each +v at its child.
-            let c = self.nodes[e.child as usize];
-            let r = &mut self.nodes[0];
-            r.visits = r.visits.saturating_sub(c.visits).max(1);
-            r.value_sum += c.value_sum;
-        }
-        let first = if kept.len() <= old.len() {
-            root.first_edge as usize
-        } else {
-            if !self.reserve(0, kept.len()) {
-                return;
-            }
-            self.edges.len()
-        };
-        if first == self.edges.len() {
-            self.edges.extend_from_slice(&kept);
-        } else {
-            self.edges[first..first + kept.len()].copy_from_slice(&kept);
-        }
-        sort_edges(&mut self.edges[first..first + kept.len()]);
-        let r = &mut self.nodes[0];
-        r.first_edge = first as u32;
-        r.n_edges = kept.len() as u16;
-        // Children now sit anywhere in the prior order: selection must scan every root edge.
-        self.root_reordered = true;
-        self.root_restricted = true;
-    }
-
     /// Replaces the tree by the subtree under `new_root` (renumbered breadth-first, so the copy
     /// is deterministic). Selections in flight must have been reverted.
     pub fn rebase(&mut self, new_root: u32) {
@@ -583,25 +528,10 @@ impl Tree {
         self.edges = edges;
         self.full = false;
         self.root_reordered = false;
-        self.root_restricted = false;
         // The copy may have left a larger capacity than the budget counts; trim to what is used.
         self.nodes.shrink_to_fit();
         self.edges.shrink_to_fit();
     }
-}
-
-/// Orders edges by prior, largest first, ties by board index: the order selection relies on.
-pub(crate) fn sort_edges(edges: &mut [Edge]) {
-    // Already ordered (equal priors come in board order) is common: one pass to see it.
-    if !edges.is_sorted_by_key(sort_key) {
-        edges.sort_by_key(sort_key);
-    }
-}
-
-/// The edge order as one integer: prior descending, then board index.
-#[inline]
-fn sort_key(e: &Edge) -> u32 {
-    (u32::from(u16::MAX - e.prior) << 16) | e.mv.index() as u32
 }
 
 #[cfg(test)]

@@ -154,8 +154,6 @@ pub struct Engine {
     /// The MCTS tree, kept between moves of a game for reuse.
     mcts: Option<Search>,
     _watch: Option<WatchHandle>,
-    /// The leaked clone of the front end's stop flag, keyed by the flag's address.
-    static_stop: Option<(usize, &'static AtomicBool)>,
     /// Playouts one search may add (None = only time and memory limit it).
     max_visits: Option<u64>,
     /// Called while the tree search runs (realtime analysis output).
@@ -178,7 +176,6 @@ impl Engine {
             slot: ModelSlot::new(Arc::new(ClassicalEvaluator)),
             mcts: None,
             _watch: None,
-            static_stop: None,
             max_visits: None,
             progress: None,
         }
@@ -357,7 +354,6 @@ impl Engine {
     /// No game, no legal move, or the game already decided.
     pub fn analyse(&mut self, started: Instant, stop: &Arc<AtomicBool>, n: usize) -> Result<MoveInfo, EngineError> {
         let n = n.max(1);
-        let static_stop = self.static_stop(stop);
         let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
         if board.winner().is_some() {
             return Err(EngineError::GameOver);
@@ -375,7 +371,7 @@ impl Engine {
                 Some(v) => tss::Budget::nodes_and_time(v.saturating_mul(TSS_NODES_PER_VISIT).max(TSS_MIN_NODES), budget.soft / 4),
                 None => tss::Budget::time(budget.soft / 4),
             }
-            .with_stop(static_stop);
+            .with_stop(stop.clone());
             match tss::analyse_root(board, tss_budget) {
                 RootTactics::WinNow(p) => return Ok(proven_win(started, vec![p])),
                 RootTactics::ForcedWin { line, kind } => {
@@ -413,19 +409,6 @@ impl Engine {
                 })
             }
             SearchKind::Mcts => self.think_mcts(started, soft, stop, allowed, n),
-        }
-    }
-
-    /// The stop flag with a process-long lifetime, as the threat search takes it. The flag the
-    /// front end passes lives for the whole process; one clone of it is leaked, once.
-    fn static_stop(&mut self, stop: &Arc<AtomicBool>) -> &'static AtomicBool {
-        match self.static_stop {
-            Some((addr, flag)) if addr == Arc::as_ptr(stop) as usize => flag,
-            _ => {
-                let flag: &'static Arc<AtomicBool> = Box::leak(Box::new(stop.clone()));
-                self.static_stop = Some((Arc::as_ptr(stop) as usize, flag));
-                flag
-            }
         }
     }
 

@@ -44,6 +44,7 @@ mod vcf;
 mod vct;
 mod verify;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -54,12 +55,12 @@ pub use verify::{Strategy, line_reaches_five, verify_strategy};
 
 /// How much a search may spend: a node count, a wall-clock deadline and a stop flag raised from
 /// another thread (the protocol's STOP/END), whichever ends it first.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Budget {
     pub max_nodes: u64,
     pub deadline: Option<Instant>,
-    /// Checked with the clock; a flag that lives for the whole process (see `with_stop`).
-    pub stop: Option<&'static AtomicBool>,
+    /// Checked with the clock (every 256 nodes): the front end's STOP/END flag.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Budget {
@@ -88,7 +89,7 @@ impl Budget {
         }
     }
     /// Also ends when `stop` is raised.
-    pub fn with_stop(self, stop: &'static AtomicBool) -> Budget {
+    pub fn with_stop(self, stop: Arc<AtomicBool>) -> Budget {
         Budget { stop: Some(stop), ..self }
     }
 }
@@ -98,7 +99,7 @@ pub(crate) struct Limits {
     used: u64,
     max: u64,
     deadline: Option<Instant>,
-    stop: Option<&'static AtomicBool>,
+    stop: Option<Arc<AtomicBool>>,
     stopped: bool,
 }
 
@@ -129,7 +130,7 @@ impl Limits {
         } else if before >> 8 != self.used >> 8 || before == 0 {
             // Reading the clock and the flag every 256 nodes keeps them off the profile.
             if self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
             {
                 self.stopped = true;
             }
@@ -141,7 +142,7 @@ impl Limits {
     }
     /// The deadline and stop flag, for the proof checker.
     pub(crate) fn clock(&self) -> verify::Clock {
-        verify::Clock { deadline: self.deadline, stop: self.stop }
+        verify::Clock { deadline: self.deadline, stop: self.stop.clone() }
     }
     /// Reads the clock and the stop flag now, whatever the node count: for loops whose single
     /// step is expensive (a strategy replay, a sub-search) and that tick too rarely to reach the
@@ -149,7 +150,7 @@ impl Limits {
     pub(crate) fn check_now(&mut self) -> bool {
         if !self.stopped
             && (self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.stop.is_some_and(|s| s.load(Ordering::Relaxed)))
+                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)))
         {
             self.stopped = true;
         }
@@ -171,7 +172,7 @@ impl Limits {
             used: 0,
             max,
             deadline,
-            stop: self.stop,
+            stop: self.stop.clone(),
             stopped: self.stopped || max == 0,
         }
     }
@@ -183,7 +184,7 @@ impl Limits {
             used: 0,
             max,
             deadline: self.deadline,
-            stop: self.stop,
+            stop: self.stop.clone(),
             stopped: self.stopped || max == 0,
         }
     }

@@ -9,6 +9,7 @@
 //! five-point must occupy it and one facing two cannot stop both.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -23,15 +24,15 @@ const MAX_CHECKS: u64 = 4_000_000;
 
 /// When a check must give up: a deadline and a stop flag (the search's own), read every 1024
 /// positions. A check that gives up has verified nothing.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Clock {
     pub(crate) deadline: Option<Instant>,
-    pub(crate) stop: Option<&'static AtomicBool>,
+    pub(crate) stop: Option<Arc<AtomicBool>>,
 }
 
 impl Clock {
     fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
     }
 }
 

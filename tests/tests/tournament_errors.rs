@@ -25,7 +25,6 @@ fn fails_with(extra: &[&str], engines: &[String], needle: &str) -> Run {
         "expected `{needle}` in: {}",
         run.stderr
     );
-    assert!(run.elapsed < Duration::from_secs(3), "{:?}", run.elapsed);
     run
 }
 

@@ -1,6 +1,7 @@
 //! Every forfeit path of `fivezero-tools tournament`, proven with `pbrain-faulty`: a good
 //! brain (`random-legal`) plays a faulty one for two games (one per colour) and the summary must
-//! show the right loss reason, in bounded time, with the engine restarted where needed.
+//! show the right loss reason, with the engine restarted where needed. A hung manager fails the
+//! test at the harness's cap.
 
 use std::time::Duration;
 
@@ -63,8 +64,6 @@ fn timeout_is_a_loss_and_the_engine_is_restarted() {
         "{}",
         run.json
     );
-    // Two deadlines of 300 + 200 ms, not a hang.
-    assert!(run.elapsed < Duration::from_secs(6), "{:?}", run.elapsed);
 }
 
 #[test]
@@ -177,14 +176,12 @@ fn engine_that_ignores_end_is_killed() {
     assert_eq!(run.engine("bad")["killed_after_end"], 1, "{}", run.json);
     assert_eq!(run.engine("good")["killed_after_end"], 0, "{}", run.json);
     assert_eq!(run.json["games_played"], 2);
-    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
 }
 
 #[test]
 fn engine_that_never_answers_start_forfeits() {
     let run = match_vs("no-start", &[], &["--start-timeout-ms", "1000"]);
     assert_forfeits(&run, "start", 2);
-    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
 }
 
 #[test]

@@ -223,7 +223,9 @@ fn stop_while_waiting_returns_promptly_with_no_games() {
             took.as_secs_f64(),
             sum.queue_wait_seconds
         );
-        assert!(took < Duration::from_secs(2), "returned after {took:?}");
+        // A responsiveness contract (Ctrl-C while the queue is full), not a speed target: the
+        // bound only tells "polls the flag" from "sleeps out its wait".
+        assert!(took < Duration::from_secs(5), "returned after {took:?}");
         assert_eq!(sum.games, 0);
         assert!(sum.queue_wait_seconds > 0.0);
     });

@@ -19,6 +19,7 @@ mod tree;
 mod worker;
 
 pub use rng::SplitMix64;
+pub use tree::Proven;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Pos};
-use tree::{NO_NODE, Puct, State, Tree, UNPROVEN};
+use tree::{NO_NODE, Puct, State, Tree};
 use worker::{Ctx, Worker};
 
 /// How the move is chosen from the root's children when the search ends.
@@ -168,45 +169,6 @@ impl SearchLimits {
         SearchLimits {
             deadline: Some(Instant::now() + d),
             ..Default::default()
-        }
-    }
-}
-
-/// A proven game-theoretic result, for the side to move at the root unless said otherwise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Proven {
-    Win,
-    Draw,
-    Loss,
-}
-
-impl Proven {
-    /// The same result seen by the other player.
-    pub fn flip(self) -> Proven {
-        match self {
-            Proven::Win => Proven::Loss,
-            Proven::Loss => Proven::Win,
-            Proven::Draw => Proven::Draw,
-        }
-    }
-
-    /// A tree node's `proven` field (the view of the player who moved into the node).
-    fn of_mover(proven: i8) -> Option<Proven> {
-        match proven {
-            1 => Some(Proven::Win),
-            0 => Some(Proven::Draw),
-            -1 => Some(Proven::Loss),
-            _ => None,
-        }
-    }
-
-    /// The value it stands for, in [-1, 1].
-    pub fn value(self) -> f32 {
-        match self {
-            Proven::Win => 1.0,
-            Proven::Draw => 0.0,
-            Proven::Loss => -1.0,
         }
     }
 }
@@ -388,7 +350,7 @@ impl Search {
         {
             // Settled by tactics as a child (no moves kept); as the root it needs its moves.
             root.state = State::Fresh;
-            root.proven = UNPROVEN;
+            root.proven = None;
         }
         self.root = board.clone();
     }
@@ -655,7 +617,7 @@ impl Search {
         let mut root_children: Vec<RootCandidate> =
             children.iter().filter(|c| c.visits > 0).cloned().collect();
         root_children.sort_by(|a, b| b.visits.cmp(&a.visits).then(a.mv.cmp(&b.mv)));
-        let proven = Proven::of_mover(root.proven).map(Proven::flip);
+        let proven = root.proven.map(Proven::flip);
         let value = proven.map_or(-root.q() as f32, Proven::value);
         SearchResult {
             best: best.map_or(Pos::NONE, |b| children[b].mv),
@@ -782,7 +744,7 @@ fn root_candidates(tree: &Tree) -> Vec<RootCandidate> {
         .iter()
         .map(|e| {
             let (visits, value, proven) = if e.child == NO_NODE {
-                (0, 0.0, UNPROVEN)
+                (0, 0.0, None)
             } else {
                 let c = &tree.nodes[e.child as usize];
                 (c.visits, c.q() as f32, c.proven)
@@ -792,7 +754,7 @@ fn root_candidates(tree: &Tree) -> Vec<RootCandidate> {
                 visits,
                 prior: e.prior(),
                 value,
-                proven: Proven::of_mover(proven),
+                proven,
                 pv: Vec::new(),
             }
         })
@@ -812,7 +774,7 @@ fn principal_variation(tree: &Tree, edge: usize, mv: Pos) -> Vec<Pos> {
                 continue;
             }
             let c = &tree.nodes[e.child as usize];
-            let key = if c.proven == 1 { u32::MAX } else { c.visits };
+            let key = if c.proven == Some(Proven::Win) { u32::MAX } else { c.visits };
             if key > 0 && next.is_none_or(|(k, _, _)| key > k) {
                 next = Some((key, e.mv, e.child));
             }

@@ -12,8 +12,35 @@ use crate::game::Pos;
 /// Child index meaning "no node yet". Node 0 is always the root, which is never a child.
 pub(crate) const NO_NODE: u32 = 0;
 
-/// `Node::proven` when the node's game-theoretic value is unknown.
-pub(crate) const UNPROVEN: i8 = i8::MIN;
+/// A proven game-theoretic result, for the side to move at the root unless said otherwise (in
+/// the tree: for the player who moved into the node). Ordered worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proven {
+    Loss,
+    Draw,
+    Win,
+}
+
+impl Proven {
+    /// The same result seen by the other player.
+    pub fn flip(self) -> Proven {
+        match self {
+            Proven::Win => Proven::Loss,
+            Proven::Loss => Proven::Win,
+            Proven::Draw => Proven::Draw,
+        }
+    }
+
+    /// The value it stands for, in [-1, 1].
+    pub fn value(self) -> f32 {
+        match self {
+            Proven::Win => 1.0,
+            Proven::Draw => 0.0,
+            Proven::Loss => -1.0,
+        }
+    }
+}
 
 /// A move out of a node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,9 +82,9 @@ pub(crate) struct Node {
     pub first_edge: u32,
     pub n_edges: u16,
     pub state: State,
-    /// Game-theoretic value for the player who moved into this node: 1 win, 0 draw, -1 loss,
-    /// `UNPROVEN` when unknown. Proven nodes other than the root are not searched below.
-    pub proven: i8,
+    /// Game-theoretic value for the player who moved into this node, `None` when unknown.
+    /// Proven nodes other than the root are not searched below.
+    pub proven: Option<Proven>,
     pub visits: u32,
     /// Selections that passed through here and have not been backed up yet (virtual loss).
     pub in_flight: u32,
@@ -70,7 +97,7 @@ impl Node {
         first_edge: 0,
         n_edges: 0,
         state: State::Fresh,
-        proven: UNPROVEN,
+        proven: None,
         visits: 0,
         in_flight: 0,
         value_sum: 0.0,
@@ -78,7 +105,7 @@ impl Node {
 
     #[inline]
     pub fn is_proven(&self) -> bool {
-        self.proven != UNPROVEN
+        self.proven.is_some()
     }
 
     /// Mean value from the mover's view (0 when unvisited).
@@ -309,7 +336,7 @@ impl Tree {
                 let ch = &self.nodes[e.child as usize];
                 let n = ch.visits + ch.in_flight;
                 if n > 0 {
-                    if ch.proven == 1 {
+                    if ch.proven == Some(Proven::Win) {
                         return first + i;
                     }
                     visited_policy += prior;
@@ -318,7 +345,7 @@ impl Tree {
                     // for the precision PUCT needs, and the f64 division cost more than the rest.
                     let q = (ch.value_sum as f32 - vl * ch.in_flight as f32) / nf;
                     let mut s = q + explore * prior / (1.0 + nf);
-                    if ch.proven == -1 {
+                    if ch.proven == Some(Proven::Loss) {
                         s -= 1.0e6;
                     }
                     if s > best_seen_score {
@@ -379,7 +406,7 @@ impl Tree {
             let ch = [0, 1, 2, 3].map(|k| &self.nodes[g[k].child as usize]);
             if ch
                 .iter()
-                .any(|c| c.proven != UNPROVEN || c.visits + c.in_flight == 0)
+                .any(|c| c.is_proven() || c.visits + c.in_flight == 0)
             {
                 break;
             }
@@ -461,31 +488,32 @@ impl Tree {
 
     /// Updates `parent`'s proven value from its proven `child`; `true` when `parent` became proven.
     fn propagate_proven(&mut self, parent: u32, child: u32) -> bool {
-        let c = self.nodes[child as usize].proven;
-        if c == UNPROVEN || self.nodes[parent as usize].is_proven() {
+        let Some(c) = self.nodes[child as usize].proven else {
+            return false;
+        };
+        if self.nodes[parent as usize].is_proven() {
             return false;
         }
         // The child's mover is the parent's side to move: a winning child refutes the parent's move.
-        let value = if c == 1 {
-            -1
+        let value = if c == Proven::Win {
+            Proven::Loss
         } else {
-            let mut best = -1i8;
+            let mut best = Proven::Loss;
             for e in self.edges_of(parent) {
                 if e.child == NO_NODE {
                     return false;
                 }
-                let p = self.nodes[e.child as usize].proven;
-                if p == UNPROVEN {
+                let Some(p) = self.nodes[e.child as usize].proven else {
                     return false;
-                }
+                };
                 best = best.max(p);
             }
             if self.nodes[parent as usize].n_edges == 0 {
                 return false;
             }
-            -best
+            best.flip()
         };
-        self.nodes[parent as usize].proven = value;
+        self.nodes[parent as usize].proven = Some(value);
         true
     }
 
@@ -605,10 +633,10 @@ mod tests {
                         c.value_sum = f64::NAN;
                     }
                     c.proven = match rng.next_u64() % 300 {
-                        0 => 1,
-                        1 => -1,
-                        2 => 0,
-                        _ => UNPROVEN,
+                        0 => Some(Proven::Win),
+                        1 => Some(Proven::Loss),
+                        2 => Some(Proven::Draw),
+                        _ => None,
                     };
                     child = t.nodes.len() as u32;
                     t.nodes.push(c);

@@ -6,7 +6,7 @@
 //! Depends on `game`, the `Evaluator` trait and the tree; never on a concrete evaluator.
 
 use super::tactics::{self, Verdict};
-use super::tree::{Edge, NO_NODE, Puct, State, Tree, UNPROVEN, quantize_prior};
+use super::tree::{Edge, NO_NODE, Proven, Puct, State, Tree, quantize_prior};
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Cell, Pos};
 
@@ -97,23 +97,23 @@ impl Worker {
             path.push(0);
             let outcome = loop {
                 let nd = tree.nodes[node as usize];
-                if node != 0 && nd.is_proven() {
-                    break Outcome::Proven(nd.proven);
+                if let (true, Some(p)) = (node != 0, nd.proven) {
+                    break Outcome::Proven(p);
                 }
                 match nd.state {
                     State::Fresh => {
                         // Game over here? The five (or the full board) settles the node for good.
                         if board.move_count() > 0 && board.winner().is_some() {
                             let n = &mut tree.nodes[node as usize];
-                            n.proven = 1;
+                            n.proven = Some(Proven::Win);
                             n.state = State::Expanded;
-                            break Outcome::Proven(1);
+                            break Outcome::Proven(Proven::Win);
                         }
                         if board.is_full() {
                             let n = &mut tree.nodes[node as usize];
-                            n.proven = 0;
+                            n.proven = Some(Proven::Draw);
                             n.state = State::Expanded;
-                            break Outcome::Proven(0);
+                            break Outcome::Proven(Proven::Draw);
                         }
                         tree.nodes[node as usize].state = State::Pending;
                         break Outcome::Leaf;
@@ -122,7 +122,7 @@ impl Worker {
                     State::Expanded => {
                         if nd.n_edges == 0 {
                             // Only a root can be here unproven (nothing to play): score it a draw.
-                            break Outcome::Proven(if nd.is_proven() { nd.proven } else { 0 });
+                            break Outcome::Proven(nd.proven.unwrap_or(Proven::Draw));
                         }
                         let e = tree.select(node, node == 0, &ctx.puct);
                         let mv = tree.edges[e].mv;
@@ -141,8 +141,8 @@ impl Worker {
                     self.leaves += 1;
                     continue;
                 }
-                Outcome::Proven(v) => {
-                    tree.backup(path, v as f64);
+                Outcome::Proven(p) => {
+                    tree.backup(path, p.value() as f64);
                     g.finished += 1;
                 }
                 Outcome::Collision => {
@@ -227,42 +227,38 @@ impl Worker {
             let (value, proven) = match &verdict {
                 Verdict::Win(moves) => {
                     kept.set_equal(moves);
-                    (-1.0, -1)
+                    (-1.0, Some(Proven::Loss))
                 }
                 Verdict::Loss => {
                     kept.set_policy(board, eval);
-                    (1.0, 1)
+                    (1.0, Some(Proven::Win))
                 }
                 Verdict::MustBlock(p) => {
                     kept.set_equal(std::slice::from_ref(p));
                     (
                         -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
-                        UNPROVEN,
+                        None,
                     )
                 }
                 Verdict::Open => {
                     kept.set_policy(board, eval);
                     (
                         -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
-                        UNPROVEN,
+                        None,
                     )
                 }
             };
             let mut proven = proven;
-            if kept.moves.is_empty() && proven == UNPROVEN {
+            if kept.moves.is_empty() && proven.is_none() {
                 // The evaluator offered nothing playable: fall back to the legal moves, if any.
                 board.legal_moves_into(&mut self.scratch);
                 if self.scratch.is_empty() {
-                    proven = 0;
+                    proven = Some(Proven::Draw);
                 } else {
                     kept.set_equal(&self.scratch);
                 }
             }
-            let value = if proven == UNPROVEN {
-                value
-            } else {
-                proven as f64
-            };
+            let value = proven.map_or(value, |p| p.value() as f64);
             expand(tree, node, &self.kept, proven);
             tree.backup(&self.paths[i], value);
             let board = &mut self.boards[i];
@@ -295,7 +291,8 @@ impl Worker {
 
 enum Outcome {
     Leaf,
-    Proven(i8),
+    /// A settled node: its result for the player who moved into it.
+    Proven(Proven),
     Collision,
     Full,
 }
@@ -397,9 +394,9 @@ impl Kept {
 
 /// Gives `node` its edges, the kept weights over their total as priors (unless the budget
 /// refuses: it then stays unexpanded and only its value counts), and its proven value.
-fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: i8) {
+fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: Option<Proven>) {
     let n = &mut tree.nodes[node as usize];
-    if proven != UNPROVEN {
+    if proven.is_some() {
         n.proven = proven;
     }
     if n.state == State::Expanded {

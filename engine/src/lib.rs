@@ -3,8 +3,9 @@
 //! - `game`  — positions, rules, line patterns, renju forbidden points, win check, zobrist.
 //! - `tss`   — threat-space search: VCF/VCT prover, defence search, proof verifier, suites.
 //! - `net`   — the network contract (presets, weights, metadata) and the ONNX writer.
-//! - `eval`  — the `Evaluator` trait and its implementations: uniform, classical patterns,
-//!   ONNX Runtime, and the hot-swapped `ModelSlot`.
+//! - `eval`  — the `Evaluator` trait and its implementations: uniform, classical patterns, the
+//!   network seam (`Backend`, `NetEvaluator`) with its ONNX Runtime backend, and the hot-swapped
+//!   `ModelSlot`.
 //! - `mcts`  — PUCT tree search over an `Evaluator`: threads, virtual loss, tree reuse, tactics.
 //! - `time`  — the time manager: turns protocol limits into a per-move budget.
 //! - `brain` — the Engine API the pbrain binary drives: position, limits, think, callbacks.

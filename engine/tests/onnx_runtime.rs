@@ -2,7 +2,10 @@
 //! that must refuse bad files. Needs the runtime from scripts/fetch-runtime.sh (`make test` runs
 //! it); the tests fail, not skip, without it, since ONNX inference is part of the engine.
 
+use engine::eval::Evaluator;
 use engine::eval::onnx::{Device, OnnxError, OnnxModel, OnnxRuntime};
+use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::game::{Board, Rule};
 use engine::net::{
     ModelMeta, NetConfig, NetWeights, Preset, onnx_bytes, reference_forward, write_model_file,
 };
@@ -270,6 +273,37 @@ fn runtime_init_is_idempotent() {
     OnnxRuntime::init().unwrap();
     OnnxRuntime::init().unwrap();
     assert!(OnnxRuntime::resolve().unwrap().is_some_and(|p| p.is_file()));
+}
+
+/// The engine's evaluator over ORT: one call with boards of several sizes gives what each board
+/// gives alone (one forward per size, none failed), with policies on exactly the legal points.
+#[test]
+fn onnx_evaluator_runs_mixed_board_sizes_one_size_at_a_time() {
+    runtime();
+    let (_, bytes) = tiny(3);
+    let ev = OnnxEvaluator::from_bytes(&bytes, OnnxEvaluatorConfig::default()).unwrap();
+    let mut boards = Vec::new();
+    for (w, h, rule) in [(15, 15, Rule::Freestyle), (9, 9, Rule::Renju), (15, 15, Rule::Renju), (7, 11, Rule::Caro), (9, 9, Rule::Freestyle)] {
+        let mut b = Board::new(w, h, rule).unwrap();
+        for i in 0..7 {
+            let legal = b.legal_moves();
+            b.play(legal[(i * 11 + 5) % legal.len()]).unwrap();
+        }
+        boards.push(b);
+    }
+    let refs: Vec<&Board> = boards.iter().collect();
+    let mut together = Vec::new();
+    ev.evaluate(&refs, &mut together);
+    assert_eq!((ev.failures(), ev.take_error()), (0, None));
+    assert_eq!(together.len(), boards.len());
+    for (b, e) in boards.iter().zip(&together) {
+        let mut alone = Vec::new();
+        ev.evaluate(&[b], &mut alone);
+        assert!(max_diff(&e.policy, &alone[0].policy) < TOL && (e.value - alone[0].value).abs() < TOL);
+        for p in b.points() {
+            assert_eq!(e.policy[b.dense_index(p)] > 0.0, b.is_legal(p), "{p:?}");
+        }
+    }
 }
 
 /// Thread CPU seconds (ORT with one intra-op thread computes on the calling thread): a figure

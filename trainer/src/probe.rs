@@ -3,13 +3,12 @@
 //! more and more there; the train-proof run prints it every epoch (issue #15: the network of
 //! the broken target put 0.03 there after 40 epochs).
 //!
-//! Depends on `engine::game`, `engine::eval`, `replay` and the `BatchNet` trait.
+//! Depends on `engine::game`, `engine::eval::network` and `replay`.
 
-use engine::eval::{features, masked_softmax};
+use engine::eval::network::{Backend, NetEvaluator};
 use engine::game::{Board, Pos};
 
 use crate::replay::{GameRecord, board_at};
-use crate::selfplay::BatchNet;
 
 /// Positions where the side to move has a five, with those fives.
 pub struct FivePositions {
@@ -60,25 +59,24 @@ impl FivePositions {
         self.positions.is_empty()
     }
 
-    /// Runs `net` on every position (batches of 256; all boards of one size).
-    pub fn measure(&self, net: &dyn BatchNet) -> anyhow::Result<FivePrior> {
-        let Some((first, _)) = self.positions.first() else {
+    /// Runs `net` on every position (batches of 256).
+    ///
+    /// # Errors
+    /// A failed forward (the figure would be about made-up priors).
+    pub fn measure(&self, net: &NetEvaluator<dyn Backend>) -> anyhow::Result<FivePrior> {
+        if self.positions.is_empty() {
             return Ok(FivePrior::default());
-        };
-        let (size, area) = (first.width(), first.width() * first.height());
-        let plane_len = features::PLANES * area;
+        }
         let (mut sum, mut top) = (0.0f64, 0usize);
-        let mut policy = vec![0f32; area];
+        let mut evals = Vec::new();
         for chunk in self.positions.chunks(256) {
-            let mut planes = vec![0f32; chunk.len() * plane_len];
-            for (k, (b, _)) in chunk.iter().enumerate() {
-                features::encode(b, &mut planes[k * plane_len..(k + 1) * plane_len]);
-            }
-            let (logits, _) = net.forward(&planes, chunk.len(), size)?;
-            for (k, (b, fives)) in chunk.iter().enumerate() {
-                masked_softmax(b, &logits[k * area..(k + 1) * area], &mut policy);
+            let boards: Vec<&Board> = chunk.iter().map(|(b, _)| b).collect();
+            net.try_evaluate(&boards, &mut evals)
+                .map_err(|e| anyhow::anyhow!("five-prior probe ({}): {e}", net.backend().name()))?;
+            for ((b, fives), e) in chunk.iter().zip(&evals) {
+                let policy = &e.policy;
                 sum += fives.iter().map(|&p| policy[b.dense_index(p)] as f64).sum::<f64>();
-                let best = (0..area).fold(0, |a, i| if policy[i] > policy[a] { i } else { a });
+                let best = (0..policy.len()).fold(0, |a, i| if policy[i] > policy[a] { i } else { a });
                 top += fives.iter().any(|&p| b.dense_index(p) == best) as usize;
             }
         }

@@ -147,8 +147,8 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     let mut games_played = 0u64;
     let mut best_epoch = 0u64;
     let mut best_elo = 0.0f64;
-    let best = Arc::new(TchNet::new(config, device, "best", 1));
-    best.load_from(&vs)?;
+    let best = Arc::new(TchNet::evaluator(config, device, "best", 1));
+    best.backend().load_from(&vs)?;
 
     let resume_from: Option<(PathBuf, Checkpoint)> = match s.resume.as_str() {
         "none" | "" => None,
@@ -170,7 +170,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         opt.load_state(&ck.optimizer, ck.step)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         if !ck.best_weights.is_empty() {
-            best.with(|bvs, _| checkpoint::restore(bvs, &ck.best_weights))
+            best.backend().with(|bvs, _| checkpoint::restore(bvs, &ck.best_weights))
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
         if replay.next_chunk() < ck.next_chunk {
@@ -206,12 +206,12 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     opt.config.warmup_steps = opt.config.warmup_steps.min(opt.config.total_steps / 10 + 1);
 
     let mut metrics = Metrics::open(&dir.join("metrics.jsonl")).context("opening metrics.jsonl")?;
-    let player = TchNet::new(config, device, "current", 2);
+    let player = TchNet::evaluator(config, device, "current", 2);
     let sp_base = SelfPlayConfig::from_settings(s, rule);
 
     for epoch in start_epoch + 1..=s.epochs {
         // ---- self-play ----
-        player.load_from(&vs)?;
+        player.backend().load_from(&vs)?;
         let sp = SelfPlayConfig {
             seed: s.seed.wrapping_mul(1_000_003).wrapping_add(epoch),
             ..sp_base.clone()
@@ -308,19 +308,19 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         summary.last_value_loss = mv;
         let samples_per_s = (count as usize * s.batch_size) as f64 / train_secs;
         // The trained network on this epoch's positions with a five for the mover.
-        player.load_from(&vs)?;
+        player.backend().load_from(&vs)?;
         let five_prior = fives.measure(&player)?;
 
         // ---- evaluation ----
         let mut eval_json = serde_json::Value::Null;
         if s.eval_frequency > 0 && epoch % s.eval_frequency == 0 && s.eval_pairs > 0 {
-            let current = Arc::new(TchNet::new(
+            let current = Arc::new(TchNet::evaluator(
                 config,
                 device,
                 &format!("epoch{epoch}"),
                 100 + epoch,
             ));
-            current.load_from(&vs)?;
+            current.backend().load_from(&vs)?;
             let mc = MatchConfig {
                 board_size: s.board_size,
                 rule,
@@ -344,7 +344,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             if promoted {
                 best_elo += vs_best.elo;
                 best_epoch = epoch;
-                current.with(|cvs, _| best.load_from(cvs))?;
+                current.backend().with(|cvs, _| best.backend().load_from(cvs))?;
             }
             eprintln!(
                 "trainer: eval epoch {epoch}: vs best (epoch {}) +{} ={} -{} {}{}{}",
@@ -385,7 +385,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             best_elo,
             weights: checkpoint::capture(&vs),
             optimizer: opt.state(),
-            best_weights: best.with(|bvs, _| checkpoint::capture(bvs)),
+            best_weights: best.backend().with(|bvs, _| checkpoint::capture(bvs)),
         };
         let ck_path = checkpoint::save(&dir, &ck)?;
         let onnx = export(&dir, &net, &config, step, epoch)?;

@@ -10,48 +10,24 @@
 //! immediate fives when there are any): visits spent before a proof are no evidence about the
 //! move, and training on them taught the network to ignore its own fives (issue #15).
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval`, `replay::GameRecord` and the
-//! `BatchNet` trait (tch lives behind it, in `net_eval`).
+//! Leaves go through the engine's network seam: each game encodes and finishes its own leaves
+//! with `NetEvaluator`'s steps, and one backend forward serves them all (tch lives behind the
+//! `Backend` trait, in `net_eval`; a failed forward stops self-play rather than train on
+//! made-up priors).
+//!
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::network` and `replay::GameRecord`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::eval::{Evaluation, UniformEvaluator, features, masked_softmax};
+use engine::eval::network::{Backend, NetEvaluator};
+use engine::eval::{Evaluation, UniformEvaluator};
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
 use crate::replay::GameRecord;
 use crate::rng::Rng;
-
-/// A network run on a batch of encoded positions of one board size.
-pub trait BatchNet: Send + Sync {
-    /// `planes` is `[n, PLANES, size, size]`; returns (logits `[n, size*size]`, values `[n]`).
-    fn forward(
-        &self,
-        planes: &[f32],
-        n: usize,
-        size: usize,
-    ) -> anyhow::Result<(Vec<f32>, Vec<f32>)>;
-    fn name(&self) -> String;
-}
-
-/// The null network: flat logits, value 0 (a baseline and a way to time the tree alone).
-pub struct UniformNet;
-
-impl BatchNet for UniformNet {
-    fn forward(
-        &self,
-        _planes: &[f32],
-        n: usize,
-        size: usize,
-    ) -> anyhow::Result<(Vec<f32>, Vec<f32>)> {
-        Ok((vec![0.0; n * size * size], vec![0.0; n]))
-    }
-    fn name(&self) -> String {
-        "uniform".into()
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -232,7 +208,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
 /// each finished game with (games done, positions so far).
 pub fn play(
     cfg: &SelfPlayConfig,
-    net: &dyn BatchNet,
+    net: &NetEvaluator<dyn Backend>,
     games: usize,
     first_game: usize,
     progress: impl FnMut(usize, usize),
@@ -246,7 +222,7 @@ pub fn play(
 /// plies played from there, so only games from the empty board belong in the replay store.
 pub fn play_from(
     cfg: &SelfPlayConfig,
-    net: &dyn BatchNet,
+    net: &NetEvaluator<dyn Backend>,
     start_board: &Board,
     games: usize,
     first_game: usize,
@@ -257,8 +233,6 @@ pub fn play_from(
     if (start_board.width(), start_board.height(), start_board.rule()) != (n, n, cfg.rule) {
         anyhow::bail!("self-play start position is not a {n}x{n} {:?} board", cfg.rule);
     }
-    let cells = n * n;
-    let plane_len = features::PLANES * cells;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.parallel_workers.max(1))
         .build()?;
@@ -286,12 +260,9 @@ pub fn play_from(
                 let fresh = s.before - s.start_visits;
                 let want =
                     (sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
-                let reqs = s.search.gather_leaves(want);
-                s.pending = reqs.len();
-                s.planes.resize(s.pending * plane_len, 0.0);
-                for (k, b) in s.search.pending_boards().into_iter().enumerate() {
-                    features::encode(b, &mut s.planes[k * plane_len..(k + 1) * plane_len]);
-                }
+                s.pending = s.search.gather_leaves(want).len();
+                s.planes.clear();
+                net.encode(&s.search.pending_boards(), &mut s.planes);
             })
         });
         // 2. One forward for all leaves of all games.
@@ -300,15 +271,17 @@ pub fn play_from(
             batch_planes.extend_from_slice(&s.planes);
         }
         let total: usize = slots.iter().map(|s| s.pending).sum();
-        let (logits, values) = if total > 0 {
+        let output = if total > 0 {
             let t0 = Instant::now();
-            let out = net.forward(&batch_planes, total, n)?;
+            let out = net
+                .forward(&batch_planes, total, n, n)
+                .map_err(|e| anyhow::anyhow!("self-play forward ({}): {e}", net.backend().name()))?;
             report.forward_time += t0.elapsed();
             report.forwards += 1;
             report.leaves += total;
             out
         } else {
-            (Vec::new(), Vec::new())
+            Default::default()
         };
         // 3. Apply every game's share.
         let mut offsets = Vec::with_capacity(slots.len());
@@ -325,19 +298,8 @@ pub fn play_from(
                     if !s.gathered {
                         return Ok(());
                     }
-                    let mut evals = Vec::with_capacity(s.pending);
-                    for (k, b) in s.search.pending_boards().into_iter().enumerate() {
-                        let mut e = Evaluation {
-                            policy: vec![0.0; cells],
-                            value: values[o + k].clamp(-1.0, 1.0),
-                        };
-                        masked_softmax(
-                            b,
-                            &logits[(o + k) * cells..(o + k + 1) * cells],
-                            &mut e.policy,
-                        );
-                        evals.push(e);
-                    }
+                    let mut evals = vec![Evaluation::default(); s.pending];
+                    net.finish(&s.planes, &output, o, &mut evals);
                     s.search.apply(&evals).map_err(|e| e.to_string())?;
                     // Playouts settled in the gather (terminal, proven) count as progress: only
                     // a step that backed up nothing at all is a stall.

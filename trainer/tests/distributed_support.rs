@@ -8,7 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use trainer::replay::GameRecord;
-use trainer::selfplay::{self, SelfPlayConfig, UniformNet};
+use engine::eval::network::{NetEvaluator, UniformBackend};
+use trainer::selfplay::{self, SelfPlayConfig};
 
 pub struct RedisServer {
     pub dir: tempfile::TempDir,
@@ -159,7 +160,7 @@ pub fn games(n: usize, seed: u64) -> Vec<GameRecord> {
         seed,
         ..SelfPlayConfig::default()
     };
-    selfplay::play(&cfg, &UniformNet, n, 0, |_, _| {})
+    selfplay::play(&cfg, &NetEvaluator::new(UniformBackend), n, 0, |_, _| {})
         .expect("self-play")
         .games
 }

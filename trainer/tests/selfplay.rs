@@ -8,7 +8,13 @@ use engine::net::Preset;
 use trainer::net_eval::TchNet;
 use trainer::replay::GameRecord;
 use engine::eval::features;
-use trainer::selfplay::{BatchNet, SelfPlayConfig, UniformNet, play, play_from};
+use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput, UniformBackend};
+use trainer::selfplay::{SelfPlayConfig, play, play_from};
+
+/// The null network behind the engine's evaluator.
+fn uniform() -> NetEvaluator<UniformBackend> {
+    NetEvaluator::new(UniformBackend)
+}
 
 fn cfg() -> SelfPlayConfig {
     SelfPlayConfig {
@@ -49,7 +55,7 @@ fn check_records(games: &[trainer::replay::GameRecord], sims: u32) {
 #[test]
 fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
     let c = cfg();
-    let a = play(&c, &UniformNet, 6, 0, |_, _| {}).unwrap();
+    let a = play(&c, &uniform(), 6, 0, |_, _| {}).unwrap();
     assert_eq!(a.games.len(), 6);
     check_records(&a.games, c.simulations);
     let mean_batch = a.leaves as f64 / a.forwards as f64;
@@ -57,14 +63,14 @@ fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
         mean_batch > c.batch_size_mcts as f64,
         "one forward must carry leaves of several games: {mean_batch}"
     );
-    let b = play(&c, &UniformNet, 6, 0, |_, _| {}).unwrap();
+    let b = play(&c, &uniform(), 6, 0, |_, _| {}).unwrap();
     assert_eq!(a.games, b.games, "same seed, same games");
     let other = play(
         &SelfPlayConfig {
             seed: 4,
             ..c.clone()
         },
-        &UniformNet,
+        &uniform(),
         6,
         0,
         |_, _| {},
@@ -77,7 +83,7 @@ fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
 fn tch_network_self_play_produces_valid_games() {
     tch::set_num_threads(1);
     tch::manual_seed(1);
-    let net = TchNet::new(Preset::Tiny.config(), tch::Device::Cpu, "t", 1);
+    let net = TchNet::evaluator(Preset::Tiny.config(), tch::Device::Cpu, "t", 1);
     let c = cfg();
     let r = play(&c, &net, 4, 0, |_, _| {}).unwrap();
     assert_eq!(r.games.len(), 4);
@@ -127,7 +133,7 @@ fn a_proven_win_stores_the_fives_alone() {
     // Black to move: fives at 0,4 and 5,4; white's four threatens 0,6 and 5,6.
     let start = board_with(9, &[(1, 4), (2, 4), (3, 4), (4, 4)], &[(1, 6), (2, 6), (3, 6), (4, 6)]);
     let fives = [Pos::new(0, 4), Pos::new(5, 4)];
-    let r = play_from(&proof_cfg(9, 100), &UniformNet, &start, 4, 0, |_, _| {}).unwrap();
+    let r = play_from(&proof_cfg(9, 100), &uniform(), &start, 4, 0, |_, _| {}).unwrap();
     for g in &r.games {
         let target = target_of(g, 9, 0);
         assert!(
@@ -144,8 +150,8 @@ fn a_proven_win_stores_the_fives_alone() {
 /// value 0): enough for a search to refute every move that ignores a four in two playouts.
 struct FiveNet;
 
-impl BatchNet for FiveNet {
-    fn forward(&self, planes: &[f32], n: usize, size: usize) -> anyhow::Result<(Vec<f32>, Vec<f32>)> {
+impl Backend for FiveNet {
+    fn forward(&self, planes: &[f32], n: usize, size: usize, _: usize) -> Result<NetOutput, BackendError> {
         let area = size * size;
         let mut logits = vec![0.0; n * area];
         for k in 0..n {
@@ -167,7 +173,7 @@ impl BatchNet for FiveNet {
                 }
             }
         }
-        Ok((logits, vec![0.0; n]))
+        Ok(NetOutput { logits, values: vec![0.0; n] })
     }
     fn name(&self) -> String {
         "fives".into()
@@ -184,7 +190,7 @@ fn a_forced_block_stores_no_refuted_move() {
     let block = Pos::new(5, 3);
     // 300 playouts: two refute each of the 72 other moves (one to expand it, one to find the
     // five under it), the rest go to the block.
-    let r = play_from(&proof_cfg(9, 300), &FiveNet, &start, 2, 0, |_, _| {}).unwrap();
+    let r = play_from(&proof_cfg(9, 300), &NetEvaluator::new(FiveNet), &start, 2, 0, |_, _| {}).unwrap();
     for g in &r.games {
         let target = target_of(g, 9, 0);
         let total: u32 = target.iter().map(|t| t.1).sum();
@@ -212,7 +218,7 @@ fn every_move_searches_its_own_playouts() {
         no_resign_fraction: 1.0,
         ..cfg()
     };
-    let r = play(&c, &UniformNet, 2, 0, |_, _| {}).unwrap();
+    let r = play(&c, &uniform(), 2, 0, |_, _| {}).unwrap();
     for g in &r.games {
         let mut reused = 0;
         // No four can stand before ply 6 on an empty board: nothing is proven there.

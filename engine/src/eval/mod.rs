@@ -3,14 +3,18 @@
 //!
 //! - `features` — the one definition of the network's input planes (engine, trainer, exporter).
 //! - `classical` — the pattern evaluator: the no-network fallback and a cheap MCTS prior.
+//! - `network` — the network seam: the `Backend` trait (planes in, logits and values out) and
+//!   `NetEvaluator`, the one evaluator over any backend (encode, forward, legal mask).
 //! - `onnx` — ONNX Runtime; the only module that names an inference runtime.
-//! - `onnx_evaluator` — an `Evaluator` over ONNX Runtime sessions: encode, forward, legal mask.
+//! - `onnx_evaluator` — the ONNX Runtime backend (a pool of sessions) and `OnnxEvaluator`.
 //! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
 //!
-//! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests).
+//! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
+//! softmax every network evaluator ends with.
 
 pub mod classical;
 pub mod features;
+pub mod network;
 pub mod onnx;
 pub mod onnx_evaluator;
 pub mod slot;
@@ -49,17 +53,9 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-/// Resizes `out` to `n` entries with policy buffers of `cells` zeros.
-pub fn prepare(out: &mut Vec<Evaluation>, n: usize, cells: usize) {
-    out.resize_with(n, Evaluation::default);
-    for e in out.iter_mut() {
-        e.policy.clear();
-        e.policy.resize(cells, 0.0);
-        e.value = 0.0;
-    }
-}
-
-/// Every legal move equally likely, value 0: the null evaluator (tree-speed benches, tests).
+/// Every legal move equally likely, value 0: the null evaluator (tree-speed benches, tests). It
+/// skips the input planes; `network::UniformBackend` is the same null network for callers that
+/// need the network path.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct UniformEvaluator;
 

@@ -22,7 +22,7 @@ use super::DistError;
 use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use crate::checkpoint;
-use crate::net_eval::TchNet;
+use crate::net_eval::{TchEvaluator, TchNet};
 use crate::selfplay::{self, SelfPlayConfig};
 
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ pub struct WorkerSummary {
 
 struct Loaded {
     version: u64,
-    net: TchNet,
+    net: TchEvaluator,
 }
 
 fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> {
@@ -74,8 +74,8 @@ fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> 
         .preset
         .parse()
         .map_err(|e| DistError::Other(format!("model v{}: preset: {e}", m.version)))?;
-    let net = TchNet::new(preset.config(), device, &format!("v{}", m.version), id);
-    net.with(|vs, _| checkpoint::restore(vs, &m.weights))
+    let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
+    net.backend().with(|vs, _| checkpoint::restore(vs, &m.weights))
         .map_err(|e| DistError::Other(format!("model v{}: {e}", m.version)))?;
     Ok(Loaded {
         version: m.version,

@@ -1,0 +1,384 @@
+//! The network seam: a `Backend` turns encoded input planes into policy logits and values (ONNX
+//! Runtime sessions, the trainer's libtorch network, the uniform `UniformBackend`), and
+//! `NetEvaluator`, the one `Evaluator` over any backend, does encode → forward → masked softmax.
+//!
+//! `NetEvaluator` also exposes those three steps (`encode`, `forward`, `finish`) so a caller
+//! batching many searches (trainer self-play) can encode and finish on its own threads and run
+//! one forward for all of them. Boards of several sizes in one `evaluate` call are run one size
+//! at a time.
+//!
+//! Depends on `features`, `masked_softmax_planes` and `game`; names no inference runtime.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Evaluation, Evaluator, features, masked_softmax_planes};
+use crate::game::Board;
+
+/// Why a forward pass failed (the backend's own error, boxed).
+pub type BackendError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a network says about `n` positions of one size.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetOutput {
+    /// Policy logits, `[n, h*w]` row-major (index `y*w + x` per position).
+    pub logits: Vec<f32>,
+    /// Values for the side to move, `[n]`.
+    pub values: Vec<f32>,
+}
+
+impl NetOutput {
+    /// Flat logits and value 0 for `n` positions of `cells` points: uniform priors once masked.
+    pub fn zeros(n: usize, cells: usize) -> NetOutput {
+        NetOutput {
+            logits: vec![0.0; n * cells],
+            values: vec![0.0; n],
+        }
+    }
+}
+
+/// A network: encoded planes in, logits and values out. Must be callable from several search
+/// threads.
+pub trait Backend: Send + Sync {
+    /// A short name for logs and `MESSAGE` lines.
+    fn name(&self) -> String;
+
+    /// Identifies the weights (see `Evaluator::model_id`).
+    fn model_id(&self) -> u64 {
+        0
+    }
+
+    /// The batch size this backend is most efficient at.
+    fn preferred_batch(&self) -> usize {
+        1
+    }
+
+    /// Runs `n` positions of `h` x `w`; `planes` is `[n, features::PLANES, h, w]` row-major.
+    ///
+    /// # Errors
+    /// Whatever the backend refuses (bad input, runtime failure, non-finite outputs).
+    fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError>;
+}
+
+/// The null network: flat logits, value 0 (a baseline, and a way to time the tree alone).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct UniformBackend;
+
+impl Backend for UniformBackend {
+    fn name(&self) -> String {
+        "uniform".into()
+    }
+    fn forward(&self, _planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+        Ok(NetOutput::zeros(n, h * w))
+    }
+}
+
+/// The `Evaluator` over a network backend. A failed forward does not stop a search: its
+/// positions get uniform priors and value 0, are counted in `failures`, and the error is kept
+/// for `take_error` (the model loader refuses a model whose probe forward failed).
+pub struct NetEvaluator<B: ?Sized> {
+    failures: AtomicUsize,
+    last_error: Mutex<Option<String>>,
+    // Last, so `&NetEvaluator<SomeBackend>` coerces to `&NetEvaluator<dyn Backend>`.
+    backend: B,
+}
+
+impl<B: Backend + ?Sized> std::fmt::Debug for NetEvaluator<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetEvaluator")
+            .field("backend", &self.backend.name())
+            .field("failures", &self.failures())
+            .finish()
+    }
+}
+
+impl<B: Backend> NetEvaluator<B> {
+    pub fn new(backend: B) -> NetEvaluator<B> {
+        NetEvaluator {
+            failures: AtomicUsize::new(0),
+            last_error: Mutex::new(None),
+            backend,
+        }
+    }
+}
+
+impl<B: Backend + ?Sized> NetEvaluator<B> {
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Positions whose forward pass failed so far (they got uniform priors and value 0).
+    pub fn failures(&self) -> usize {
+        self.failures.load(Ordering::Relaxed)
+    }
+
+    /// The last forward error, once (for a `MESSAGE` line).
+    pub fn take_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Step 1: appends the planes of `boards` to `planes`.
+    ///
+    /// # Panics
+    /// If the boards are not all of one size (a caller bug: `evaluate` groups them).
+    pub fn encode(&self, boards: &[&Board], planes: &mut Vec<f32>) {
+        let Some(first) = boards.first() else {
+            return;
+        };
+        let per = features::input_len(first);
+        let start = planes.len();
+        planes.resize(start + boards.len() * per, 0.0);
+        for (b, chunk) in boards.iter().zip(planes[start..].chunks_mut(per)) {
+            features::encode(b, chunk);
+        }
+    }
+
+    /// Step 2: the backend's forward pass on `n` encoded positions of `h` x `w`, its output
+    /// checked for shape so a misbehaving backend is an error here, not a panic in `finish`.
+    ///
+    /// # Errors
+    /// The backend's error, or an output of the wrong length.
+    pub fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+        let output = self.backend.forward(planes, n, h, w)?;
+        if output.logits.len() != n * h * w || output.values.len() != n {
+            return Err(format!(
+                "{}: {} logits and {} values for {n} positions of {h}x{w}",
+                self.backend.name(),
+                output.logits.len(),
+                output.values.len()
+            )
+            .into());
+        }
+        Ok(output)
+    }
+
+    /// Step 3: the evaluations of the positions whose `planes` (as `encode` wrote them) are
+    /// entries `first..` of `output`: the softmax of their logits over the legal points read
+    /// from the planes, and their values clamped to [-1, 1]. `out` has one entry per position.
+    ///
+    /// # Panics
+    /// If `output` holds fewer positions than `first + out.len()` (a caller bug).
+    pub fn finish(&self, planes: &[f32], output: &NetOutput, first: usize, out: &mut [Evaluation]) {
+        if out.is_empty() {
+            return;
+        }
+        let per = planes.len() / out.len();
+        let cells = per / features::PLANES;
+        for (k, (e, position)) in out.iter_mut().zip(planes.chunks(per)).enumerate() {
+            let i = first + k;
+            e.policy.resize(cells, 0.0);
+            masked_softmax_planes(position, &output.logits[i * cells..(i + 1) * cells], &mut e.policy);
+            e.value = output.values[i].clamp(-1.0, 1.0);
+        }
+    }
+
+    /// `Evaluator::evaluate` without the fallback: the first failed forward is returned and
+    /// nothing is counted (for callers that must not go on with made-up priors).
+    ///
+    /// # Errors
+    /// The backend's error.
+    pub fn try_evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) -> Result<(), BackendError> {
+        self.by_board_size(boards, out, |planes, n, h, w| self.forward(planes, n, h, w))
+    }
+
+    /// Runs the boards one size at a time (in order of first appearance, so the result does not
+    /// depend on any map order): encode, `forward`, finish.
+    fn by_board_size<E>(
+        &self,
+        boards: &[&Board],
+        out: &mut Vec<Evaluation>,
+        mut forward: impl FnMut(&[f32], usize, usize, usize) -> Result<NetOutput, E>,
+    ) -> Result<(), E> {
+        out.resize_with(boards.len(), Evaluation::default);
+        let Some(first) = boards.first() else {
+            return Ok(());
+        };
+        let dims = |b: &Board| (b.height(), b.width());
+        let mut planes = Vec::new();
+        if boards.iter().all(|b| dims(b) == dims(first)) {
+            let (h, w) = dims(first);
+            self.encode(boards, &mut planes);
+            let output = forward(&planes, boards.len(), h, w)?;
+            self.finish(&planes, &output, 0, out);
+            return Ok(());
+        }
+        let mut done = vec![false; boards.len()];
+        for i in 0..boards.len() {
+            if done[i] {
+                continue;
+            }
+            let (h, w) = dims(boards[i]);
+            let idx: Vec<usize> = (i..boards.len()).filter(|&j| dims(boards[j]) == (h, w)).collect();
+            let group: Vec<&Board> = idx.iter().map(|&j| boards[j]).collect();
+            planes.clear();
+            self.encode(&group, &mut planes);
+            let output = forward(&planes, group.len(), h, w)?;
+            let mut evals = vec![Evaluation::default(); group.len()];
+            self.finish(&planes, &output, 0, &mut evals);
+            for (&j, e) in idx.iter().zip(evals) {
+                out[j] = e;
+                done[j] = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<B: Backend + ?Sized> Evaluator for NetEvaluator<B> {
+    fn name(&self) -> String {
+        self.backend.name()
+    }
+
+    fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        let Ok(()) = self.by_board_size(boards, out, |planes, n, h, w| {
+            Ok::<_, std::convert::Infallible>(self.forward(planes, n, h, w).unwrap_or_else(|err| {
+                // The search must go on: uniform priors and a neutral value, the error kept.
+                self.failures.fetch_add(n, Ordering::Relaxed);
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(err.to_string());
+                NetOutput::zeros(n, h * w)
+            }))
+        });
+    }
+
+    fn preferred_batch(&self) -> usize {
+        self.backend.preferred_batch()
+    }
+
+    fn model_id(&self) -> u64 {
+        self.backend.model_id()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::UniformEvaluator;
+    use crate::game::{Pos, Rule};
+
+    /// Fails every forward: the fallback must still give a legal, uniform policy.
+    struct Broken;
+
+    impl Backend for Broken {
+        fn name(&self) -> String {
+            "broken".into()
+        }
+        fn forward(&self, _: &[f32], _: usize, _: usize, _: usize) -> Result<NetOutput, BackendError> {
+            Err("no network here".into())
+        }
+    }
+
+    fn boards() -> Vec<Board> {
+        let mut out = Vec::new();
+        for (w, h, rule) in [(9, 9, Rule::Freestyle), (15, 15, Rule::Renju), (9, 9, Rule::Caro), (7, 11, Rule::Renju)] {
+            let mut b = Board::new(w, h, rule).unwrap();
+            for i in 0..9 {
+                let legal = b.legal_moves();
+                b.play(legal[(i * 5 + 2) % legal.len()]).unwrap();
+            }
+            out.push(b);
+        }
+        out
+    }
+
+    #[test]
+    fn uniform_backend_agrees_with_the_uniform_evaluator_over_mixed_sizes() {
+        let boards = boards();
+        let refs: Vec<&Board> = boards.iter().collect();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        UniformEvaluator.evaluate(&refs, &mut want);
+        NetEvaluator::new(UniformBackend).evaluate(&refs, &mut got);
+        assert_eq!(want.len(), got.len());
+        for (a, b) in want.iter().zip(&got) {
+            assert_eq!(a.value, b.value);
+            for (x, y) in a.policy.iter().zip(&b.policy) {
+                assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_forward_gives_uniform_priors_and_is_counted() {
+        let boards = boards();
+        let refs: Vec<&Board> = boards.iter().collect();
+        let ev = NetEvaluator::new(Broken);
+        let mut out = Vec::new();
+        ev.evaluate(&refs, &mut out);
+        assert_eq!(ev.failures(), boards.len());
+        assert_eq!(ev.take_error().as_deref(), Some("no network here"));
+        assert_eq!(ev.take_error(), None, "the error is reported once");
+        for (b, e) in boards.iter().zip(&out) {
+            let legal = b.legal_moves();
+            assert_eq!(e.value, 0.0);
+            for p in b.points() {
+                let want = if legal.contains(&p) { 1.0 / legal.len() as f32 } else { 0.0 };
+                assert!((e.policy[b.dense_index(p)] - want).abs() < 1e-6, "{p:?}");
+            }
+        }
+        assert!(ev.try_evaluate(&refs, &mut out).is_err());
+        assert_eq!(ev.failures(), boards.len(), "try_evaluate counts nothing");
+    }
+
+    #[test]
+    fn an_output_of_the_wrong_shape_is_a_failure_not_a_panic() {
+        /// One value short.
+        struct Short;
+        impl Backend for Short {
+            fn name(&self) -> String {
+                "short".into()
+            }
+            fn forward(&self, _: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+                Ok(NetOutput { logits: vec![0.0; n * h * w], values: vec![0.0; n - 1] })
+            }
+        }
+        let boards = boards();
+        let refs: Vec<&Board> = boards.iter().collect();
+        let ev = NetEvaluator::new(Short);
+        let mut out = Vec::new();
+        ev.evaluate(&refs, &mut out);
+        assert_eq!(ev.failures(), boards.len());
+        assert!(ev.take_error().is_some_and(|e| e.contains("0 values for 1 positions")));
+        assert_eq!(out.len(), boards.len());
+    }
+
+    #[test]
+    fn steps_split_over_callers_match_one_evaluate() {
+        /// Logits that differ per point and per position, so offsets matter.
+        struct Ramp;
+        impl Backend for Ramp {
+            fn name(&self) -> String {
+                "ramp".into()
+            }
+            fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+                let cells = h * w;
+                let per = features::PLANES * cells;
+                let logits = (0..n * cells).map(|i| ((i * 7) % 13) as f32 * 0.2 + planes[(i / cells) * per + i % cells]).collect();
+                Ok(NetOutput { logits, values: (0..n).map(|k| k as f32 * 0.7 - 1.5).collect() })
+            }
+        }
+        let ev = NetEvaluator::new(Ramp);
+        let mut boards = Vec::new();
+        let mut b = Board::new(9, 9, Rule::Freestyle).unwrap();
+        for i in 0..6 {
+            b.play(Pos::new(i, (i * 3) % 9)).unwrap();
+            boards.push(b.clone());
+        }
+        let refs: Vec<&Board> = boards.iter().collect();
+        let mut whole = Vec::new();
+        ev.evaluate(&refs, &mut whole);
+        // Two callers: boards 0..2 and 2..6 encoded apart, one forward, finished apart.
+        let (mut a, mut c) = (Vec::new(), Vec::new());
+        ev.encode(&refs[..2], &mut a);
+        ev.encode(&refs[2..], &mut c);
+        let joined: Vec<f32> = a.iter().chain(&c).copied().collect();
+        let output = ev.forward(&joined, 6, 9, 9).unwrap();
+        let mut parts = vec![Evaluation::default(); 6];
+        let (first, second) = parts.split_at_mut(2);
+        ev.finish(&a, &output, 0, first);
+        ev.finish(&c, &output, 2, second);
+        assert_eq!(parts, whole);
+        assert!(whole.iter().any(|e| e.value == 1.0), "values are clamped");
+    }
+}

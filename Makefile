@@ -28,9 +28,11 @@ run: third_party/.runtime-ok
 	@$(MAKE) -s ship-runtime
 	@$(ENGINE)
 
-## test: every unit, property and black-box test (the black-box ones drive the release binaries)
+## test: every unit, property and black-box test (the black-box ones drive the release binaries),
+## and the engine built without ONNX Runtime (search code must not need the inference runtime)
 test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-ok
 	$(CARGO) test --release --workspace
+	$(CARGO) check -p engine --no-default-features --lib --bins
 
 ## bench: criterion benches and the engine's bench signature
 bench: build

@@ -1,5 +1,6 @@
 //! fivezero's engine library, in dependency order (each module may use only those above it):
 //!
+//! - `device` — where a network runs (`cpu`, `cuda:N`), with or without an inference runtime.
 //! - `game`  — positions, rules, line patterns, renju forbidden points, win check, zobrist.
 //! - `tss`   — threat-space search: VCF/VCT prover, defence search, proof verifier, suites.
 //! - `net`   — the network contract (presets, weights, metadata) and the ONNX writer.
@@ -12,8 +13,11 @@
 //! - `bench` — the fixed-position bench and its signature (`pbrain-fivezero bench`).
 //!
 //! Search code (`game`, `tss`, `mcts`) never names an inference runtime; it sees positions and
-//! the `Evaluator` trait only.
+//! the `Evaluator` trait only. The compiler holds it to that: ONNX Runtime (`eval::onnx`,
+//! `eval::onnx_evaluator`, the `ort` crate) sits behind the `onnx` feature (on by default), and
+//! `cargo check -p engine --no-default-features` (run by `make test`) builds everything else.
 
+pub mod device;
 pub mod game;
 pub mod tss;
 pub mod net;

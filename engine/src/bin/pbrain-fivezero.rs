@@ -10,7 +10,7 @@
 use clap::Parser;
 use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};
 use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
-use engine::eval::onnx::Device;
+use engine::device::Device;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use engine::game::{Pos, Rule};

@@ -13,7 +13,8 @@ pub use swap2::{Swap2Choice, Swap2Decision};
 
 use crate::eval::Evaluator;
 use crate::eval::classical::{ClassicalEvaluator, scored_moves};
-use crate::eval::onnx::Device;
+use crate::device::Device;
+#[cfg(feature = "onnx")]
 use crate::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use crate::eval::slot::{self, ModelSlot, WatchHandle};
 use crate::game::{Board, Color, GameError, Pos, Rule};
@@ -190,17 +191,29 @@ impl Engine {
     /// reported as messages; the engine then plays on the classical evaluator.
     pub fn load_model(&mut self) {
         let Some(path) = self.config.model.clone() else { return };
-        let loader = slot::onnx_loader(OnnxEvaluatorConfig {
-            sessions: self.config.threads.max(1),
-            device: self.config.device,
-            ..OnnxEvaluatorConfig::default()
-        });
+        let loader = self.model_loader();
         match self.slot.load_now(&path, &loader) {
             Ok(m) => self.message(&m),
             Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
         }
         let sink = self.on_message.clone();
         self._watch = Some(self.slot.watch(path, loader, Arc::new(move |m: String| sink(&m)), Duration::from_millis(250)));
+    }
+
+    /// ONNX Runtime sessions, one per search thread.
+    #[cfg(feature = "onnx")]
+    fn model_loader(&self) -> slot::Loader {
+        slot::onnx_loader(OnnxEvaluatorConfig {
+            sessions: self.config.threads.max(1),
+            device: self.config.device,
+            ..OnnxEvaluatorConfig::default()
+        })
+    }
+
+    /// Built without ONNX Runtime: every model file is refused with the reason.
+    #[cfg(not(feature = "onnx"))]
+    fn model_loader(&self) -> slot::Loader {
+        slot::no_runtime_loader()
     }
 
     /// The evaluator the next move will use.

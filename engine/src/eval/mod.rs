@@ -9,13 +9,18 @@
 //! - `onnx_evaluator` — the ONNX Runtime backend (a pool of sessions) and `OnnxEvaluator`.
 //! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
 //!
+//! `onnx` and `onnx_evaluator` exist only with the `onnx` cargo feature (on by default); without
+//! it the slot's loader refuses every model file, saying why.
+//!
 //! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
 //! softmax every network evaluator ends with.
 
 pub mod classical;
 pub mod features;
 pub mod network;
+#[cfg(feature = "onnx")]
 pub mod onnx;
+#[cfg(feature = "onnx")]
 pub mod onnx_evaluator;
 pub mod slot;
 

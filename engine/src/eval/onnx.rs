@@ -13,7 +13,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 
 use ort::environment::Environment;
@@ -21,6 +20,7 @@ use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 
+pub use crate::device::Device;
 use crate::net::{self, FEATURE_VERSION, INPUT_NAME, ModelMeta, POLICY_NAME, VALUE_NAME};
 
 /// File name of the runtime library on this platform.
@@ -83,42 +83,6 @@ pub enum OnnxError {
         index: usize,
         value: f32,
     },
-}
-
-/// Where inference runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Device {
-    #[default]
-    Cpu,
-    /// CUDA device ordinal.
-    Cuda(i32),
-}
-
-impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Device::Cpu => f.write_str("cpu"),
-            Device::Cuda(i) => write!(f, "cuda:{i}"),
-        }
-    }
-}
-
-impl FromStr for Device {
-    type Err = String;
-    /// "cpu", "cuda" (device 0) or "cuda:N".
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let s = s.trim().to_ascii_lowercase();
-        match s.as_str() {
-            "cpu" => Ok(Device::Cpu),
-            "cuda" | "gpu" => Ok(Device::Cuda(0)),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse::<i32>().ok())
-                .filter(|&n| n >= 0)
-                .map(Device::Cuda)
-                .ok_or_else(|| format!("unknown device `{s}` (expected cpu, cuda or cuda:N)")),
-        }
-    }
 }
 
 /// The process-wide ONNX Runtime: the loaded library and one environment.
@@ -538,16 +502,6 @@ fn validate(session: &Session, file: &str) -> Result<ModelMeta, OnnxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn device_parses() {
-        assert_eq!("cpu".parse::<Device>().unwrap(), Device::Cpu);
-        assert_eq!("CUDA".parse::<Device>().unwrap(), Device::Cuda(0));
-        assert_eq!("cuda:3".parse::<Device>().unwrap(), Device::Cuda(3));
-        assert!("cuda:-1".parse::<Device>().is_err());
-        assert!("tpu".parse::<Device>().is_err());
-        assert_eq!(Device::Cuda(2).to_string(), "cuda:2");
-    }
 
     #[test]
     fn model_can_move_between_threads() {

@@ -7,7 +7,8 @@
 //! is refused with a message and the old model stays; a file whose size or mtime is still
 //! changing is left until two polls agree. Polling (every ~250 ms) needs no notify crate.
 //!
-//! Depends on the `Evaluator` trait, and on `onnx_evaluator` only through the default loader.
+//! Depends on the `Evaluator` trait, and on `onnx_evaluator` only through `onnx_loader` (with the
+//! `onnx` feature; without it `no_runtime_loader` refuses every model file, saying why).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,8 +19,10 @@ use std::time::{Duration, SystemTime};
 use arc_swap::ArcSwap;
 
 use super::Evaluator;
-use crate::game::{Board, Pos, Rule};
+#[cfg(feature = "onnx")]
 use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+#[cfg(feature = "onnx")]
+use crate::game::{Board, Pos, Rule};
 
 /// Loads a model file into an evaluator, or says why not.
 pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send + Sync>;
@@ -30,6 +33,7 @@ pub type MessageSink = Arc<dyn Fn(String) + Send + Sync>;
 /// The ONNX loader the engine uses: the file must load, pass the network contract, and answer
 /// one probe position with finite outputs (a model with NaN weights is refused here, before it
 /// can replace a working one).
+#[cfg(feature = "onnx")]
 pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
     Arc::new(move |path: &Path| {
         let ev = OnnxEvaluator::load(path, config).map_err(|e| e.to_string())?;
@@ -39,6 +43,7 @@ pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
 }
 
 /// One forward pass on a small opening inside the model's supported board range.
+#[cfg(feature = "onnx")]
 fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
     let side = 15.clamp(ev.meta().min_board, ev.meta().max_board);
     let mut board = Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
@@ -53,6 +58,15 @@ fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
         Some(e) if e.value.is_finite() && e.policy.iter().all(|p| p.is_finite()) => Ok(()),
         _ => Err("probe forward gave no finite evaluation".into()),
     }
+}
+
+/// The loader of an engine built without ONNX Runtime: every model file is refused, saying why
+/// (the engine then plays on with what it has).
+#[cfg(not(feature = "onnx"))]
+pub fn no_runtime_loader() -> Loader {
+    Arc::new(|_: &Path| {
+        Err("this engine was built without ONNX Runtime (cargo feature `onnx`), so it cannot load models".into())
+    })
 }
 
 /// What is live now.

@@ -3,9 +3,9 @@
 //! engine plays what the trainer learned.
 //!
 //! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
-//! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `selfplay`,
+//! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `progress` (what long work shows while it runs), `selfplay`,
 //! `net_eval` (tch evaluator), `probe` (the network's prior on available fives), `elo`, `arena` (evaluation matches), `config`, `metrics`, `plot` (training.png), `run`.
-//! Only `run` and `main` print. The engine never depends on this crate.
+//! Only `run`, `main` and `progress` print. The engine never depends on this crate.
 
 pub mod arena;
 pub mod checkpoint;
@@ -19,6 +19,7 @@ pub mod net_eval;
 pub mod optim;
 pub mod plot;
 pub mod probe;
+pub mod progress;
 pub mod replay;
 pub mod rng;
 pub mod run;

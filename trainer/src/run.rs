@@ -12,7 +12,6 @@ use std::time::Instant;
 use anyhow::Context;
 use engine::eval::{Evaluator, UniformEvaluator, features};
 use engine::net::{ModelMeta, NetConfig, Preset, write_model_file};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tch::{Device, Kind, Tensor, nn};
 
@@ -25,6 +24,7 @@ use crate::model::{Net, trainable_params};
 use crate::net_eval::TchNet;
 use crate::optim::{OptimConfig, Optimizer};
 use crate::probe::FivePositions;
+use crate::progress::{self, EpochShape, Progress};
 use crate::replay::{Replay, Sample};
 use crate::rng::Rng;
 use crate::selfplay::{self, SelfPlayConfig};
@@ -39,16 +39,6 @@ pub struct RunSummary {
     pub last_value_loss: f64,
     pub resumed_from: Option<PathBuf>,
     pub last_vs_uniform: Option<crate::arena::MatchResult>,
-}
-
-fn bar(len: u64, what: &str) -> ProgressBar {
-    let b = ProgressBar::new(len);
-    let style = ProgressStyle::with_template(&format!(
-        "{{spinner}} {what} [{{bar:30}}] {{pos}}/{{len}} {{msg}} ({{elapsed}})"
-    ))
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    b.set_style(style);
-    b
 }
 
 /// A training batch as device tensors.
@@ -208,6 +198,9 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     let mut metrics = Metrics::open(&dir.join("metrics.jsonl")).context("opening metrics.jsonl")?;
     let player = TchNet::evaluator(config, device, "current", 2);
     let sp_base = SelfPlayConfig::from_settings(s, rule);
+    if start_epoch < s.epochs {
+        progress::warn_if_slow(&player, &EpochShape::of(&sp_base, s.selfplay_games));
+    }
 
     for epoch in start_epoch + 1..=s.epochs {
         // ---- self-play ----
@@ -216,29 +209,12 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             seed: s.seed.wrapping_mul(1_000_003).wrapping_add(epoch),
             ..sp_base.clone()
         };
-        let pb = bar(s.selfplay_games as u64, "self-play");
-        let quiet_every = (s.selfplay_games / 10).max(1);
-        let sp_start = Instant::now();
-        let report = selfplay::play(
-            &sp,
-            &player,
-            s.selfplay_games,
-            games_played as usize,
-            |g, p| {
-                pb.set_position(g as u64);
-                pb.set_message(format!("{p} positions"));
-                // Without a terminal the bar is hidden: say something every tenth of the games.
-                if pb.is_hidden() && g % quiet_every == 0 {
-                    let secs = sp_start.elapsed().as_secs_f64();
-                    eprintln!(
-                        "self-play: {g}/{} games, {p} positions, {:.0} positions/s",
-                        s.selfplay_games,
-                        p as f64 / secs
-                    );
-                }
-            },
-        )?;
-        pb.finish_and_clear();
+        let mut pb = Progress::new("self-play", s.selfplay_games as u64);
+        let plies = progress::expected_plies(s.board_size);
+        let report = selfplay::play(&sp, &player, s.selfplay_games, games_played as usize, |st| {
+            pb.update(st.games_done as u64, || st.line(plies))
+        })?;
+        pb.finish();
         games_played += report.games.len() as u64;
         let sp_secs = report.elapsed.as_secs_f64().max(1e-9);
         let (positions, resigned, false_resigns) =
@@ -264,7 +240,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
                 .ceil()
                 .max(1.0) as u64
         };
-        let pb = bar(steps, "train");
+        let mut pb = Progress::new("train", steps);
         let t0 = Instant::now();
         let (mut sum_p, mut sum_v, mut count) = (0.0, 0.0, 0u64);
         for k in 0..steps {
@@ -298,10 +274,11 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             if k % 10 == 0 || k + 1 == steps {
                 metrics.log("step", json!({"epoch": epoch, "step": step, "policy_loss": p, "value_loss": v, "lr": lr}))?;
             }
-            pb.inc(1);
-            pb.set_message(format!("policy {p:.3} value {v:.3}"));
+            pb.update(k + 1, || {
+                progress::train_line(k + 1, steps, (k as usize + 1) * s.batch_size, t0.elapsed(), (p, v))
+            });
         }
-        pb.finish_and_clear();
+        pb.finish();
         let train_secs = t0.elapsed().as_secs_f64().max(1e-9);
         let (mp, mv) = (sum_p / count.max(1) as f64, sum_v / count.max(1) as f64);
         summary.last_policy_loss = mp;

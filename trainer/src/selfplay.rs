@@ -15,17 +15,22 @@
 //! `Backend` trait, in `net_eval`; a failed forward stops self-play rather than train on
 //! made-up priors).
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval::network` and `replay::GameRecord`.
+//! A status callback sees every step (games done and running, moves, leaves): `progress` turns it
+//! into a bar or lines without touching the games.
+//!
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::network`, `replay::GameRecord` and
+//! `progress::SelfPlayStatus`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::eval::network::{Backend, NetEvaluator};
+use engine::eval::network::{Backend, NetEvaluator, NetOutput};
 use engine::eval::{Evaluation, UniformEvaluator};
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
+use crate::progress::SelfPlayStatus;
 use crate::replay::GameRecord;
 use crate::rng::Rng;
 
@@ -126,6 +131,8 @@ pub struct SelfPlayReport {
     pub forward_time: Duration,
     pub forwards: usize,
     pub leaves: usize,
+    /// Moves played in all games.
+    pub moves: usize,
     /// Games that resigned / no-resign games where the side that would have resigned won.
     pub resigned: usize,
     pub false_resigns: usize,
@@ -205,13 +212,14 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
 }
 
 /// Plays `games` games with `net`, `cfg.parallel_games` at a time. `progress` is called after
-/// each finished game with (games done, positions so far).
+/// every step (one move's worth of search in every game) with where the batch stands; it sees
+/// the games, never changes them.
 pub fn play(
     cfg: &SelfPlayConfig,
     net: &NetEvaluator<dyn Backend>,
     games: usize,
     first_game: usize,
-    progress: impl FnMut(usize, usize),
+    progress: impl FnMut(&SelfPlayStatus),
 ) -> anyhow::Result<SelfPlayReport> {
     let n = cfg.board_size;
     let empty = Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
@@ -226,7 +234,7 @@ pub fn play_from(
     start_board: &Board,
     games: usize,
     first_game: usize,
-    mut progress: impl FnMut(usize, usize),
+    mut progress: impl FnMut(&SelfPlayStatus),
 ) -> anyhow::Result<SelfPlayReport> {
     let start = Instant::now();
     let n = cfg.board_size;
@@ -246,95 +254,117 @@ pub fn play_from(
     let sims = cfg.simulations.max(1) as u64;
     let mut batch_planes: Vec<f32> = Vec::new();
     while !slots.is_empty() {
-        // 1. Gather leaves of every game (in parallel) and encode them.
-        pool.install(|| {
-            slots.par_iter_mut().for_each(|s| {
-                s.before = s.search.root_visits();
-                // A reused subtree may already be proven: move without searching.
-                s.gathered = !search_done(s, sims);
-                if !s.gathered {
-                    s.pending = 0;
-                    s.planes.clear();
-                    return;
-                }
-                let fresh = s.before - s.start_visits;
-                let want =
-                    (sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
-                s.pending = s.search.gather_leaves(want).len();
-                s.planes.clear();
-                net.encode(&s.search.pending_boards(), &mut s.planes);
-            })
-        });
-        // 2. One forward for all leaves of all games.
-        batch_planes.clear();
-        for s in &slots {
-            batch_planes.extend_from_slice(&s.planes);
-        }
-        let total: usize = slots.iter().map(|s| s.pending).sum();
-        let output = if total > 0 {
-            let t0 = Instant::now();
-            let out = net
-                .forward(&batch_planes, total, n, n)
-                .map_err(|e| anyhow::anyhow!("self-play forward ({}): {e}", net.backend().name()))?;
-            report.forward_time += t0.elapsed();
-            report.forwards += 1;
-            report.leaves += total;
-            out
-        } else {
-            Default::default()
-        };
-        // 3. Apply every game's share.
-        let mut offsets = Vec::with_capacity(slots.len());
-        let mut off = 0;
-        for s in &slots {
-            offsets.push(off);
-            off += s.pending;
-        }
-        let apply_result: Result<(), String> = pool.install(|| {
-            slots
-                .par_iter_mut()
-                .zip(offsets.par_iter())
-                .try_for_each(|(s, &o)| {
-                    if !s.gathered {
-                        return Ok(());
-                    }
-                    let mut evals = vec![Evaluation::default(); s.pending];
-                    net.finish(&s.planes, &output, o, &mut evals);
-                    s.search.apply(&evals).map_err(|e| e.to_string())?;
-                    // Playouts settled in the gather (terminal, proven) count as progress: only
-                    // a step that backed up nothing at all is a stall.
-                    s.stalled = s.search.root_visits() == s.before;
-                    Ok(())
-                })
-        });
-        apply_result.map_err(|e| anyhow::anyhow!("search apply: {e}"))?;
-        // 4. Move in every game whose search is done; finish games; refill slots.
+        pool.install(|| gather(cfg, net, &mut slots, sims));
+        let output = forward_all(net, &slots, &mut batch_planes, n, &mut report)?;
+        pool.install(|| apply_all(net, &mut slots, &output))?;
+        // Move in every game whose search is done; finish games; refill slots.
         let mut i = 0;
         while i < slots.len() {
-            let s = &mut slots[i];
-            if !search_done(s, sims) {
+            if !search_done(&slots[i], sims) {
                 i += 1;
                 continue;
             }
-            let finished = make_move(cfg, s, &mut report)?;
-            if finished {
-                let s = slots.swap_remove(i);
-                report.positions += s.record.positions();
-                report.games.push(s.record);
-                progress(report.games.len(), report.positions);
-                if started < games {
-                    slots.push(new_slot(cfg, start_board, first_game + started)?);
-                    started += 1;
-                }
-            } else {
+            if !make_move(cfg, &mut slots[i], &mut report)? {
                 i += 1;
+                continue;
+            }
+            let s = slots.swap_remove(i);
+            report.positions += s.record.positions();
+            report.games.push(s.record);
+            if started < games {
+                slots.push(new_slot(cfg, start_board, first_game + started)?);
+                started += 1;
             }
         }
+        progress(&SelfPlayStatus {
+            games_total: games,
+            games_done: report.games.len(),
+            games_running: slots.len(),
+            moves: report.moves,
+            finished_moves: report.positions,
+            leaves: report.leaves,
+            elapsed: start.elapsed(),
+        });
     }
     // Games finish in step order, which the thread schedule does not change: records are
     // deterministic for a seed.
     report.elapsed = start.elapsed();
     Ok(report)
+}
+
+/// Step 1: every game (in parallel) gathers its leaves and encodes them.
+fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Slot], sims: u64) {
+    slots.par_iter_mut().for_each(|s| {
+        s.before = s.search.root_visits();
+        // A reused subtree may already be proven: move without searching.
+        s.gathered = !search_done(s, sims);
+        s.planes.clear();
+        if !s.gathered {
+            s.pending = 0;
+            return;
+        }
+        let fresh = s.before - s.start_visits;
+        let want = (sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
+        s.pending = s.search.gather_leaves(want).len();
+        net.encode(&s.search.pending_boards(), &mut s.planes);
+    })
+}
+
+/// Step 2: one forward for all leaves of all games.
+fn forward_all(
+    net: &NetEvaluator<dyn Backend>,
+    slots: &[Slot],
+    batch_planes: &mut Vec<f32>,
+    n: usize,
+    report: &mut SelfPlayReport,
+) -> anyhow::Result<NetOutput> {
+    batch_planes.clear();
+    for s in slots {
+        batch_planes.extend_from_slice(&s.planes);
+    }
+    let total: usize = slots.iter().map(|s| s.pending).sum();
+    if total == 0 {
+        return Ok(NetOutput::default());
+    }
+    let t0 = Instant::now();
+    let out = net
+        .forward(batch_planes, total, n, n)
+        .map_err(|e| anyhow::anyhow!("self-play forward ({}): {e}", net.backend().name()))?;
+    report.forward_time += t0.elapsed();
+    report.forwards += 1;
+    report.leaves += total;
+    Ok(out)
+}
+
+/// Step 3: every game (in parallel) backs up its share of the forward.
+fn apply_all(
+    net: &NetEvaluator<dyn Backend>,
+    slots: &mut [Slot],
+    output: &NetOutput,
+) -> anyhow::Result<()> {
+    let mut offsets = Vec::with_capacity(slots.len());
+    let mut off = 0;
+    for s in slots.iter() {
+        offsets.push(off);
+        off += s.pending;
+    }
+    let applied: Result<(), String> =
+        slots
+            .par_iter_mut()
+            .zip(offsets.par_iter())
+            .try_for_each(|(s, &o)| {
+                if !s.gathered {
+                    return Ok(());
+                }
+                let mut evals = vec![Evaluation::default(); s.pending];
+                net.finish(&s.planes, output, o, &mut evals);
+                s.search.apply(&evals).map_err(|e| e.to_string())?;
+                // Playouts settled in the gather (terminal, proven) count as progress: only
+                // a step that backed up nothing at all is a stall.
+                s.stalled = s.search.root_visits() == s.before;
+                Ok(())
+            });
+    applied.map_err(|e| anyhow::anyhow!("search apply: {e}"))
 }
 
 /// Plays the searched move of slot `s`; returns true when the game is over.
@@ -344,23 +374,10 @@ fn make_move(
     report: &mut SelfPlayReport,
 ) -> anyhow::Result<bool> {
     let r = s.search.result();
-    let me = s.board.side_to_move();
     let target = policy_target(&s.board, &r);
-    // Resignation: the side to move is hopeless for two of its moves in a row.
-    if r.value < cfg.resign_threshold {
-        s.low[me.index()] += 1;
-    } else {
-        s.low[me.index()] = 0;
-    }
-    if s.low[me.index()] >= 2 {
-        if s.no_resign {
-            s.would_resign.get_or_insert(me);
-        } else {
-            s.record.outcome = if me == Color::Black { -1 } else { 1 };
-            s.record.resigned = true;
-            report.resigned += 1;
-            return Ok(true);
-        }
+    if resigns(cfg, s, r.value) {
+        report.resigned += 1;
+        return Ok(true);
     }
     let mv = if r.proven == Some(Proven::Win) {
         target.first().map_or(r.best, |c| c.mv)
@@ -384,6 +401,7 @@ fn make_move(
     s.board
         .play(mv)
         .map_err(|e| anyhow::anyhow!("self-play chose an illegal move: {e}"))?;
+    report.moves += 1;
     s.record.moves.push(s.board.dense_index(mv) as u16);
     s.record.visits.push(visits);
     if s.board.winner().is_some() || s.board.is_full() || s.board.legal_moves().is_empty() {
@@ -400,6 +418,27 @@ fn make_move(
     s.start_visits = s.search.root_visits();
     s.stalled = false;
     Ok(false)
+}
+
+/// Resignation: the side to move is hopeless (root `value` below the threshold) for two of its
+/// moves in a row. A no-resign game only notes who would have resigned; true when the game ends.
+fn resigns(cfg: &SelfPlayConfig, s: &mut Slot, value: f32) -> bool {
+    let me = s.board.side_to_move();
+    if value < cfg.resign_threshold {
+        s.low[me.index()] += 1;
+    } else {
+        s.low[me.index()] = 0;
+    }
+    if s.low[me.index()] < 2 {
+        return false;
+    }
+    if s.no_resign {
+        s.would_resign.get_or_insert(me);
+        return false;
+    }
+    s.record.outcome = if me == Color::Black { -1 } else { 1 };
+    s.record.resigned = true;
+    true
 }
 
 /// This move's search is over: its fresh playouts are spent, the root is proven, or it stalled.

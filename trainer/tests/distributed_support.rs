@@ -160,7 +160,7 @@ pub fn games(n: usize, seed: u64) -> Vec<GameRecord> {
         seed,
         ..SelfPlayConfig::default()
     };
-    selfplay::play(&cfg, &NetEvaluator::new(UniformBackend), n, 0, |_, _| {})
+    selfplay::play(&cfg, &NetEvaluator::new(UniformBackend), n, 0, |_| {})
         .expect("self-play")
         .games
 }

@@ -55,7 +55,7 @@ fn check_records(games: &[trainer::replay::GameRecord], sims: u32) {
 #[test]
 fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
     let c = cfg();
-    let a = play(&c, &uniform(), 6, 0, |_, _| {}).unwrap();
+    let a = play(&c, &uniform(), 6, 0, |_| {}).unwrap();
     assert_eq!(a.games.len(), 6);
     check_records(&a.games, c.simulations);
     let mean_batch = a.leaves as f64 / a.forwards as f64;
@@ -63,7 +63,7 @@ fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
         mean_batch > c.batch_size_mcts as f64,
         "one forward must carry leaves of several games: {mean_batch}"
     );
-    let b = play(&c, &uniform(), 6, 0, |_, _| {}).unwrap();
+    let b = play(&c, &uniform(), 6, 0, |_| {}).unwrap();
     assert_eq!(a.games, b.games, "same seed, same games");
     let other = play(
         &SelfPlayConfig {
@@ -73,7 +73,7 @@ fn uniform_self_play_batches_leaves_across_games_and_is_deterministic() {
         &uniform(),
         6,
         0,
-        |_, _| {},
+        |_| {},
     )
     .unwrap();
     assert_ne!(a.games, other.games);
@@ -85,7 +85,7 @@ fn tch_network_self_play_produces_valid_games() {
     tch::manual_seed(1);
     let net = TchNet::evaluator(Preset::Tiny.config(), tch::Device::Cpu, "t", 1);
     let c = cfg();
-    let r = play(&c, &net, 4, 0, |_, _| {}).unwrap();
+    let r = play(&c, &net, 4, 0, |_| {}).unwrap();
     assert_eq!(r.games.len(), 4);
     assert!(r.positions > 0 && r.forward_time.as_nanos() > 0);
     check_records(&r.games, c.simulations);
@@ -133,7 +133,7 @@ fn a_proven_win_stores_the_fives_alone() {
     // Black to move: fives at 0,4 and 5,4; white's four threatens 0,6 and 5,6.
     let start = board_with(9, &[(1, 4), (2, 4), (3, 4), (4, 4)], &[(1, 6), (2, 6), (3, 6), (4, 6)]);
     let fives = [Pos::new(0, 4), Pos::new(5, 4)];
-    let r = play_from(&proof_cfg(9, 100), &uniform(), &start, 4, 0, |_, _| {}).unwrap();
+    let r = play_from(&proof_cfg(9, 100), &uniform(), &start, 4, 0, |_| {}).unwrap();
     for g in &r.games {
         let target = target_of(g, 9, 0);
         assert!(
@@ -190,7 +190,7 @@ fn a_forced_block_stores_no_refuted_move() {
     let block = Pos::new(5, 3);
     // 300 playouts: two refute each of the 72 other moves (one to expand it, one to find the
     // five under it), the rest go to the block.
-    let r = play_from(&proof_cfg(9, 300), &NetEvaluator::new(FiveNet), &start, 2, 0, |_, _| {}).unwrap();
+    let r = play_from(&proof_cfg(9, 300), &NetEvaluator::new(FiveNet), &start, 2, 0, |_| {}).unwrap();
     for g in &r.games {
         let target = target_of(g, 9, 0);
         let total: u32 = target.iter().map(|t| t.1).sum();
@@ -218,7 +218,7 @@ fn every_move_searches_its_own_playouts() {
         no_resign_fraction: 1.0,
         ..cfg()
     };
-    let r = play(&c, &uniform(), 2, 0, |_, _| {}).unwrap();
+    let r = play(&c, &uniform(), 2, 0, |_| {}).unwrap();
     for g in &r.games {
         let mut reused = 0;
         // No four can stand before ply 6 on an empty board: nothing is proven there.

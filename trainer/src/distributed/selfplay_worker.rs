@@ -9,7 +9,7 @@
 //! check comes before a batch, so the queue can overshoot the limit by at most one batch per
 //! worker.
 //!
-//! Depends on `queue`, `payload`, `selfplay`, `net_eval`, `checkpoint`.
+//! Depends on `queue`, `payload`, `selfplay`, `progress` (its status lines), `net_eval`, `checkpoint`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,6 +23,7 @@ use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use crate::checkpoint;
 use crate::net_eval::{TchEvaluator, TchNet};
+use crate::progress::{Progress, expected_plies};
 use crate::selfplay::{self, SelfPlayConfig};
 
 #[derive(Clone, Debug)]
@@ -243,8 +244,13 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
                 ..o.selfplay.clone()
             };
             let t = Instant::now();
-            let report = selfplay::play(&sp, &current.net, n, seq as usize, |_, _| {})
-                .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;
+            let mut pb = Progress::new(&format!("selfplay-worker {}", o.worker_id), n as u64);
+            let plies = expected_plies(sp.board_size);
+            let report = selfplay::play(&sp, &current.net, n, seq as usize, |st| {
+                pb.update(st.games_done as u64, || st.line(plies))
+            })
+            .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;
+            pb.finish();
             summary.play_seconds += t.elapsed().as_secs_f64();
             let t = Instant::now();
             for record in report.games {

@@ -24,6 +24,8 @@ impl fmt::Display for Device {
     }
 }
 
+crate::serde_via_str!(Device);
+
 impl FromStr for Device {
     type Err = String;
     /// "cpu", "cuda" (device 0) or "cuda:N".

@@ -17,6 +17,25 @@
 //! `eval::onnx_evaluator`, the `ort` crate) sits behind the `onnx` feature (on by default), and
 //! `cargo check -p engine --no-default-features` (run by `make test`) builds everything else.
 
+/// Serialize and deserialize a small vocabulary type as its text (`Display` / `FromStr`), so a
+/// settings file spells it exactly as the command line does: one grammar per type.
+#[macro_export]
+macro_rules! serde_via_str {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <String as serde::Deserialize>::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
 pub mod device;
 pub mod game;
 pub mod tss;

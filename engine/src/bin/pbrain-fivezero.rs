@@ -42,7 +42,7 @@ struct Cli {
     #[arg(long)]
     model: Option<PathBuf>,
     /// Inference device for the model: cpu, or cuda[:N] (needs the GPU build of ONNX Runtime).
-    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    #[arg(long, default_value_t = Device::Cpu)]
     device: Device,
     /// Memory the engine may use in MiB (INFO max_memory overrides it).
     #[arg(long, default_value_t = 350)]
@@ -57,17 +57,6 @@ enum Sub {
     /// Scripting: reads one JSON request per line on stdin, writes one JSON reply per line
     /// (schema in the README and in `engine::brain::script`).
     Analyse,
-}
-
-fn parse_device(s: &str) -> Result<Device, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "cpu" => Ok(Device::Cpu),
-        "cuda" => Ok(Device::Cuda(0)),
-        other => match other.strip_prefix("cuda:").map(str::parse) {
-            Some(Ok(n)) => Ok(Device::Cuda(n)),
-            _ => Err(format!("unknown device '{s}' (cpu, cuda, cuda:N)")),
-        },
-    }
 }
 
 /// Replies go through one locked writer so messages from other threads never interleave a line.

@@ -131,6 +131,8 @@ impl fmt::Display for Rule {
     }
 }
 
+crate::serde_via_str!(Rule);
+
 impl std::str::FromStr for Rule {
     type Err = String;
     fn from_str(s: &str) -> Result<Rule, String> {

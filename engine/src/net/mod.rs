@@ -134,6 +134,8 @@ impl fmt::Display for Preset {
     }
 }
 
+crate::serde_via_str!(Preset);
+
 impl FromStr for Preset {
     type Err = NetError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -23,8 +23,28 @@ pub struct MatchConfig {
     /// Random stones played before the engines take over (diversity).
     pub opening_moves: usize,
     pub tactics: bool,
+    /// VCF nodes per leaf when `tactics` is on.
+    pub vcf_budget_nodes: u32,
     pub workers: usize,
     pub seed: u64,
+}
+
+impl MatchConfig {
+    /// A training run's evaluation match (`eval_*` settings). Tactics stay off whatever the
+    /// difficulty: the match measures the network, and threat search would hide its mistakes.
+    pub fn for_evaluation(s: &crate::config::Settings, seed: u64) -> MatchConfig {
+        MatchConfig {
+            board_size: s.board_size,
+            rule: s.rule,
+            pairs: s.eval_pairs,
+            simulations: s.eval_simulations as u64,
+            opening_moves: s.eval_opening_moves,
+            tactics: false,
+            vcf_budget_nodes: s.vcf_budget_nodes,
+            workers: s.parallel_workers,
+            seed,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -104,7 +124,7 @@ fn game_moves(
                 // tree into a near-breadth-first one, so "equal visits" would not be equal.
                 batch_size: 1,
                 tactics: cfg.tactics,
-                vcf_budget: if cfg.tactics { 2000 } else { 0 },
+                vcf_budget: if cfg.tactics { cfg.vcf_budget_nodes } else { 0 },
                 max_memory: 64 << 20,
                 ..MctsConfig::default()
             },
@@ -211,6 +231,7 @@ mod tests {
             simulations: 64,
             opening_moves: 2,
             tactics: false,
+            vcf_budget_nodes: 0,
             workers: 1,
             seed: 3,
         };

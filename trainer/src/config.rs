@@ -1,94 +1,211 @@
-//! Training settings: defaults, a TOML file of named profiles (`trainer/presets.toml`: one table
-//! per profile, unknown keys are an error that names them), then command-line flags on top.
+//! Training settings, declared once: `Settings` is at the same time the clap flags (`--lr`), the
+//! keys of a profile in a TOML file (`trainer/presets.toml`: one table per profile) and the values
+//! self-play, training, evaluation and the distributed workers read. Each field has its doc
+//! comment (the `--help` text), its default (clap's `default_value_t`, which `Default` and serde
+//! reuse) and, for quantities, the unit in its name.
 //!
-//! Depends on serde/toml and the small enums of the other modules.
+//! Layering: defaults, then the profile, then the flags given on the command line. Where every
+//! value came from is kept (`Source`), so an error names the key and its source: an unknown key
+//! or a wrong type in a profile, an invalid value, or a run folder whose network disagrees with
+//! the settings (`check_run_folder`). All of it is checked before any work starts.
+//!
+//! Depends on serde/toml/clap and the vocabulary types of `engine` (Rule, Preset, Difficulty),
+//! `device` and `optim`.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser};
+use engine::brain::Difficulty;
+use engine::game::Rule;
+use engine::net::Preset;
 use serde::{Deserialize, Serialize};
 
+use crate::device::DeviceArg;
 use crate::optim::OptimizerKind;
-use crate::selfplay::Difficulty;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Where a run starts from.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Resume {
+    /// The newest valid checkpoint of the run folder, else a fresh network.
+    #[default]
+    Auto,
+    /// A fresh network whatever the folder holds.
+    None,
+    /// This checkpoint file.
+    File(PathBuf),
+}
+
+impl FromStr for Resume {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Resume::Auto),
+            "none" | "" => Ok(Resume::None),
+            path => Ok(Resume::File(PathBuf::from(path))),
+        }
+    }
+}
+
+impl fmt::Display for Resume {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Resume::Auto => f.write_str("auto"),
+            Resume::None => f.write_str("none"),
+            Resume::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+engine::serde_via_str!(Resume);
+
+/// Everything a training run is told. Flags are the field names with dashes (`--board-size`).
+#[derive(Clone, Debug, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
-    pub model_preset: String,
+    /// Network size: tiny, cpu32, cpu48 (sized for CPU play), small, medium or large.
+    #[arg(long, alias = "preset", default_value_t = Preset::Small)]
+    pub model_preset: Preset,
+    /// easy (pure MCTS: the network learns tactics itself) or medium (threat-space tactics at
+    /// the leaves of self-play and evaluation searches).
+    #[arg(long, default_value_t = Difficulty::Easy, value_enum)]
     pub difficulty: Difficulty,
+    /// Fresh playouts per self-play move.
+    #[arg(long, default_value_t = 100)]
     pub mcts_simulations: u32,
+    /// Threads for the tree work of self-play and evaluation games.
+    #[arg(long, default_value_t = 1)]
     pub parallel_workers: usize,
+    /// Games played at once; their leaves share one forward per step.
+    #[arg(long, default_value_t = 32)]
     pub parallel_games: usize,
+    /// Training batch size (positions).
+    #[arg(long, default_value_t = 256)]
     pub batch_size: usize,
+    /// Leaves one game contributes per forward (virtual loss).
+    #[arg(long, default_value_t = 8)]
     pub batch_size_mcts: usize,
+    /// Self-play games per epoch.
+    #[arg(long, default_value_t = 64)]
     pub selfplay_games: usize,
+    /// Epochs to run (a resumed run continues up to this number).
+    #[arg(long, default_value_t = 10)]
     pub epochs: u64,
+    /// Evaluate against the best network every N epochs (0 = never).
+    #[arg(long, default_value_t = 1)]
     pub eval_frequency: u64,
     /// Game pairs per evaluation match (each opening with both colours).
+    #[arg(long, default_value_t = 10)]
     pub eval_pairs: usize,
+    /// Visits per move in evaluation games.
+    #[arg(long, default_value_t = 64)]
     pub eval_simulations: u32,
     /// Also measure the network against the uniform evaluator at each evaluation.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub eval_vs_uniform: bool,
-    pub device: String,
-    /// "auto" (newest valid checkpoint, else fresh), "none", or a checkpoint file.
-    pub resume: String,
+    /// Score against the best network (0..1) above which the new one becomes the best.
+    #[arg(long, default_value_t = 0.55)]
+    pub eval_promote_score: f64,
+    /// Random stones placed near the centre before evaluation games start (diversity).
+    #[arg(long, default_value_t = 2)]
+    pub eval_opening_moves: usize,
+    /// auto (CUDA when available), cpu, cuda or cuda:N.
+    #[arg(long, default_value_t = DeviceArg::Auto)]
+    pub device: DeviceArg,
+    /// auto (newest valid checkpoint of the run folder, else fresh), none, or a checkpoint file.
+    #[arg(long, default_value_t = Resume::Auto)]
+    pub resume: Resume,
+    /// Board size (5..=22).
+    #[arg(long, default_value_t = 15)]
     pub board_size: usize,
-    pub rule: String,
+    /// freestyle, standard, renju or caro (or the protocol's number: 0, 1, 4, 8).
+    #[arg(long, default_value_t = Rule::Freestyle)]
+    pub rule: Rule,
+    /// The run folder: checkpoints, replay, models, metrics.
+    #[arg(long, default_value = "runs/default")]
     pub checkpoint_dir: PathBuf,
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// sgd (momentum) or adamw.
+    #[arg(long, default_value_t = OptimizerKind::Adamw)]
     pub optimizer: OptimizerKind,
+    /// Peak learning rate (after the warm-up; cosine decay over the run).
+    #[arg(long, default_value_t = 2e-3)]
     pub lr: f64,
     /// AdamW: decoupled decay, each step multiplies the weights by 1 - lr * weight_decay (0.01-0.1
-    /// is typical; 1e-4, the old default, was a decay of 2e-7 per step: none). SGD: the L2
-    /// coefficient (about 1e-4).
+    /// is typical). SGD: the L2 coefficient (about 1e-4).
+    #[arg(long, default_value_t = 0.1)]
     pub weight_decay: f64,
+    /// SGD momentum.
+    #[arg(long, default_value_t = 0.9)]
     pub momentum: f64,
     /// Training steps per epoch; 0 = enough to see each new position about `sample_reuse` times.
+    #[arg(long, default_value_t = 0)]
     pub train_steps: u64,
+    /// Times each new position is sampled on average (sets the steps when train_steps is 0).
+    #[arg(long, default_value_t = 4.0)]
     pub sample_reuse: f64,
     /// Newest positions kept for sampling.
+    #[arg(long, default_value_t = 200_000)]
     pub replay_window: usize,
     /// Torch intra-op threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Plies over which the move temperature falls linearly from 1 to temperature_final.
+    #[arg(long, default_value_t = 8)]
     pub temperature_moves: usize,
-    pub dirichlet_alpha: f32,
-    pub resign_threshold: f32,
+    /// Move temperature after temperature_moves plies.
+    #[arg(long, default_value_t = 0.1)]
+    pub temperature_final: f64,
+    /// Dirichlet noise at self-play roots: alpha (about 10 / legal moves).
+    #[arg(long, default_value_t = 0.15)]
+    pub dirichlet_alpha: f64,
+    /// Dirichlet noise at self-play roots: its weight in the prior.
+    #[arg(long, default_value_t = 0.25)]
+    pub dirichlet_epsilon: f64,
+    /// Resign when the root value stays below this for two moves of the same side.
+    #[arg(long, default_value_t = -0.95, allow_negative_numbers = true)]
+    pub resign_threshold: f64,
+    /// Share of self-play games that never resign (they measure false resignations).
+    #[arg(long, default_value_t = 0.2)]
     pub no_resign_fraction: f64,
+    /// VCF nodes per leaf at difficulty medium (self-play and evaluation searches).
+    #[arg(long, default_value_t = 2000)]
+    pub vcf_budget_nodes: u32,
+}
+
+/// Only the settings' flags: `Settings::default()` is what clap gives with no flag at all.
+#[derive(Parser)]
+struct DefaultsOnly {
+    #[command(flatten)]
+    settings: Settings,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            model_preset: "small".into(),
-            difficulty: Difficulty::Easy,
-            mcts_simulations: 100,
-            parallel_workers: 1,
-            parallel_games: 32,
-            batch_size: 256,
-            batch_size_mcts: 8,
-            selfplay_games: 64,
-            epochs: 10,
-            eval_frequency: 1,
-            eval_pairs: 10,
-            eval_simulations: 64,
-            eval_vs_uniform: true,
-            device: "auto".into(),
-            resume: "auto".into(),
-            board_size: 15,
-            rule: "freestyle".into(),
-            checkpoint_dir: PathBuf::from("runs/default"),
-            seed: 1,
-            optimizer: OptimizerKind::Adamw,
-            lr: 2e-3,
-            weight_decay: 0.1,
-            momentum: 0.9,
-            train_steps: 0,
-            sample_reuse: 4.0,
-            replay_window: 200_000,
-            threads: 0,
-            temperature_moves: 8,
-            dirichlet_alpha: 0.15,
-            resign_threshold: -0.95,
-            no_resign_fraction: 0.2,
+        DefaultsOnly::try_parse_from(["trainer"])
+            .expect("every setting has a default")
+            .settings
+    }
+}
+
+/// Where a setting's value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    Profile { file: String, profile: String },
+    Flag,
+}
+
+impl Source {
+    fn describe(&self, key: &str) -> String {
+        match self {
+            Source::Default => "the default".into(),
+            Source::Profile { file, profile } => format!("profile `{profile}` of {file}"),
+            Source::Flag => format!("--{}", key.replace('_', "-")),
         }
     }
 }
@@ -108,78 +225,284 @@ pub enum ConfigError {
         profile: String,
         have: String,
     },
-    #[error("invalid setting: {0}")]
-    Invalid(String),
+    #[error("setting `{key}` (from {source_text}): {why}")]
+    Invalid {
+        key: String,
+        source_text: String,
+        why: String,
+    },
 }
 
-/// The profile `profile` of the TOML text `text` (named `file` in errors).
-pub fn profile_from_str(text: &str, file: &str, profile: &str) -> Result<Settings, ConfigError> {
+/// Settings with the source of each value, and the profile values that flags replaced.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub settings: Settings,
+    pub sources: BTreeMap<String, Source>,
+    /// "key: flag value replaces the profile's value" lines, for the run's log.
+    pub overridden: Vec<String>,
+}
+
+impl Resolved {
+    pub fn source(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    fn invalid(&self, key: &str, why: String) -> ConfigError {
+        ConfigError::Invalid {
+            key: key.into(),
+            source_text: self.source(key).describe(key),
+            why,
+        }
+    }
+
+    /// Checks every value, naming the key and its source on the first that is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let s = &self.settings;
+        let positive = [
+            ("batch_size", s.batch_size as f64),
+            ("mcts_simulations", s.mcts_simulations as f64),
+            ("parallel_games", s.parallel_games as f64),
+            ("parallel_workers", s.parallel_workers as f64),
+            ("batch_size_mcts", s.batch_size_mcts as f64),
+            ("selfplay_games", s.selfplay_games as f64),
+            ("eval_simulations", s.eval_simulations as f64),
+            ("lr", s.lr),
+            ("sample_reuse", s.sample_reuse),
+        ];
+        for (key, v) in positive {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(self.invalid(key, format!("{v} must be positive")));
+            }
+        }
+        if !(engine::game::MIN_SIZE..=engine::game::MAX_SIZE).contains(&s.board_size) {
+            let why = format!(
+                "{} is outside {}..={}",
+                s.board_size,
+                engine::game::MIN_SIZE,
+                engine::game::MAX_SIZE
+            );
+            return Err(self.invalid("board_size", why));
+        }
+        let unit = [
+            ("eval_promote_score", s.eval_promote_score),
+            ("no_resign_fraction", s.no_resign_fraction),
+            ("dirichlet_epsilon", s.dirichlet_epsilon),
+        ];
+        for (key, v) in unit {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(self.invalid(key, format!("{v} is outside 0..=1")));
+            }
+        }
+        let non_negative = [
+            ("weight_decay", s.weight_decay),
+            ("momentum", s.momentum),
+            ("temperature_final", s.temperature_final),
+            ("dirichlet_alpha", s.dirichlet_alpha),
+        ];
+        for (key, v) in non_negative {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(self.invalid(key, format!("{v} must be zero or more")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The keys of `Settings`, in declaration order (clap's ids are the field names).
+pub fn keys() -> Vec<String> {
+    DefaultsOnly::command()
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .filter(|id| id != "help")
+        .collect()
+}
+
+/// The table `profile` of the TOML text `text` (named `file` in errors), unparsed.
+fn profile_table(text: &str, file: &str, profile: &str) -> Result<toml::Table, ConfigError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
         file: file.into(),
         why: e.to_string(),
     })?;
-    let Some(entry) = table.get(profile) else {
-        return Err(ConfigError::NoProfile {
+    match table.get(profile) {
+        Some(toml::Value::Table(t)) => Ok(t.clone()),
+        Some(_) => Err(ConfigError::Parse {
+            file: file.into(),
+            why: format!("`{profile}` is not a table of settings"),
+        }),
+        None => Err(ConfigError::NoProfile {
             file: file.into(),
             profile: profile.into(),
             have: table.keys().cloned().collect::<Vec<_>>().join(", "),
-        });
-    };
-    entry
-        .clone()
+        }),
+    }
+}
+
+fn read_file(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: path.display().to_string(),
+        source,
+    })
+}
+
+/// Settings from a profile's table on top of the defaults; unknown keys and wrong types are
+/// errors that name the key, the profile and the file.
+fn settings_from_table(
+    table: toml::Table,
+    file: &str,
+    profile: &str,
+) -> Result<Settings, ConfigError> {
+    toml::Value::Table(table)
         .try_into::<Settings>()
         .map_err(|e| ConfigError::Parse {
             file: file.into(),
-            why: format!("profile `{profile}`: {e}"),
+            why: format!(
+                "profile `{profile}`: {}",
+                e.to_string().trim_end().replace('\n', " ")
+            ),
         })
+}
+
+/// The profile `profile` of the TOML text `text` (named `file` in errors), over the defaults.
+pub fn profile_from_str(text: &str, file: &str, profile: &str) -> Result<Settings, ConfigError> {
+    settings_from_table(profile_table(text, file, profile)?, file, profile)
 }
 
 pub fn load_profile(path: &Path, profile: &str) -> Result<Settings, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        file: file.clone(),
-        source,
-    })?;
-    profile_from_str(&text, &file, profile)
+    profile_from_str(&read_file(path)?, &file, profile)
 }
 
-impl Settings {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let bad = |s: String| Err(ConfigError::Invalid(s));
-        if self.model_preset.parse::<engine::net::Preset>().is_err() {
-            return bad(format!(
-                "model_preset `{}` (expected tiny, cpu32, cpu48, small, medium or large)",
-                self.model_preset
+/// Defaults, then the profile (`config` file, `profile` name or "default"), then the flags of
+/// `matches` that were given on the command line; validated.
+pub fn resolve(
+    matches: &ArgMatches,
+    config: Option<&Path>,
+    profile: Option<&str>,
+) -> Result<Resolved, ConfigError> {
+    let flags = Settings::from_arg_matches(matches).map_err(|e| ConfigError::Parse {
+        file: "command line".into(),
+        why: e.to_string(),
+    })?;
+    let (mut table, mut sources) = (toml::Table::new(), BTreeMap::new());
+    let (file, profile) = match config {
+        Some(path) => {
+            let file = path.display().to_string();
+            let name = profile.unwrap_or("default").to_string();
+            table = profile_table(&read_file(path)?, &file, &name)?;
+            for key in table.keys() {
+                let source = Source::Profile {
+                    file: file.clone(),
+                    profile: name.clone(),
+                };
+                sources.insert(key.clone(), source);
+            }
+            (file, name)
+        }
+        None => ("command line".to_string(), String::new()),
+    };
+    let flag_values = toml::Table::try_from(&flags).map_err(|e| ConfigError::Parse {
+        file: "command line".into(),
+        why: e.to_string(),
+    })?;
+    let mut overridden = Vec::new();
+    for key in keys() {
+        if matches.value_source(&key) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let Some(v) = flag_values.get(&key) else {
+            continue;
+        };
+        if let Some(old) = table.get(&key).filter(|old| *old != v) {
+            overridden.push(format!(
+                "{key}: {v} (--{}) replaces {old} ({})",
+                key.replace('_', "-"),
+                sources[&key].describe(&key)
             ));
         }
-        if !(engine::game::MIN_SIZE..=engine::game::MAX_SIZE).contains(&self.board_size) {
-            return bad(format!("board_size {} (expected 5..=22)", self.board_size));
-        }
-        if crate::parse_rule(&self.rule).is_none() {
-            return bad(format!(
-                "rule `{}` (expected freestyle, standard, renju or caro)",
-                self.rule
-            ));
-        }
-        if self.batch_size == 0 || self.mcts_simulations == 0 || self.parallel_games == 0 {
-            return bad("batch_size, mcts_simulations and parallel_games must be positive".into());
-        }
-        if !(self.lr > 0.0 && self.lr.is_finite()) {
-            return bad(format!("lr {}", self.lr));
-        }
-        Ok(())
+        table.insert(key.clone(), v.clone());
+        sources.insert(key, Source::Flag);
     }
+    let resolved = Resolved {
+        settings: settings_from_table(table, &file, &profile)?,
+        sources,
+        overridden,
+    };
+    resolved.validate()?;
+    Ok(resolved)
+}
+
+/// The settings a run folder was started with (`settings.toml`), and what may not change when it
+/// resumes: the network, the board and the rule. A folder from before this file existed has
+/// none: its settings are recorded now.
+pub fn check_run_folder(r: &Resolved) -> Result<(), ConfigError> {
+    let s = &r.settings;
+    let path = s.checkpoint_dir.join("settings.toml");
+    let file = path.display().to_string();
+    if path.exists() && s.resume != Resume::None {
+        let text = read_file(&path)?;
+        let before: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            file: file.clone(),
+            why: e.to_string(),
+        })?;
+        let now = toml::Table::try_from(s).map_err(|e| ConfigError::Parse {
+            file: file.clone(),
+            why: e.to_string(),
+        })?;
+        for key in ["model_preset", "board_size", "rule"] {
+            if let (Some(a), Some(b)) = (before.get(key), now.get(key))
+                && a != b
+            {
+                return Err(r.invalid(
+                    key,
+                    format!(
+                        "{b} disagrees with {a}, which the run in {} was started with \
+                         (use another --checkpoint-dir, or --resume none to start over there)",
+                        s.checkpoint_dir.display()
+                    ),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    std::fs::create_dir_all(&s.checkpoint_dir).map_err(|source| ConfigError::Read {
+        file: s.checkpoint_dir.display().to_string(),
+        source,
+    })?;
+    let text = toml::to_string(s).map_err(|e| ConfigError::Parse {
+        file: file.clone(),
+        why: e.to_string(),
+    })?;
+    crate::store::write_atomic(&path, text.as_bytes()).map_err(|e| ConfigError::Parse {
+        file,
+        why: e.to_string(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    fn resolve_with(profile: &str, args: &[&str]) -> Result<Resolved, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, profile).unwrap();
+        let m = Cli::command()
+            .try_get_matches_from(std::iter::once("trainer").chain(args.iter().copied()))
+            .unwrap();
+        resolve(&m, Some(&path), Some("a"))
+    }
+
     #[test]
     fn profile_overrides_defaults_and_unknown_keys_are_named() {
         let s =
             profile_from_str("[a]\nmodel_preset = \"tiny\"\nepochs = 3\n", "x.toml", "a").unwrap();
-        assert_eq!(s.model_preset, "tiny");
+        assert_eq!(s.model_preset, Preset::Tiny);
         assert_eq!(s.epochs, 3);
         assert_eq!(s.batch_size, Settings::default().batch_size);
         let e = profile_from_str("[a]\nepochz = 3\n", "x.toml", "a")
@@ -190,5 +513,106 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`b`") && e.contains("a"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_type_or_vocabulary_word_names_the_key() {
+        let e = profile_from_str("[a]\nepochs = \"three\"\n", "x.toml", "a")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("epochs") && e.contains("x.toml"), "{e}");
+        for (text, word) in [
+            ("rule = \"gomoku\"", "gomoku"),
+            ("model_preset = \"huge\"", "huge"),
+            ("device = \"tpu\"", "tpu"),
+            ("difficulty = \"hard\"", "hard"),
+        ] {
+            let e = profile_from_str(&format!("[a]\n{text}\n"), "x.toml", "a")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(word) && e.contains("x.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_flags_defaults_and_round_trip_through_toml() {
+        let d = Settings::default();
+        assert_eq!(d.model_preset, Preset::Small);
+        assert_eq!(d.dirichlet_alpha, 0.15);
+        assert_eq!(d.resume, Resume::Auto);
+        let text = toml::to_string(&d).unwrap();
+        let back: Settings = toml::from_str(&text).unwrap();
+        assert_eq!(back, d);
+        // Every key of the struct is a flag of the same name.
+        let table = toml::Table::try_from(&d).unwrap();
+        let mut from_serde: Vec<&String> = table.keys().collect();
+        let flags = keys();
+        let mut from_clap: Vec<&String> = flags.iter().collect();
+        from_serde.sort();
+        from_clap.sort();
+        assert_eq!(from_serde, from_clap);
+    }
+
+    #[test]
+    fn flags_win_over_the_profile_and_say_so() {
+        let r = resolve_with(
+            "[a]\nlr = 0.01\nepochs = 3\n",
+            &["--lr", "0.05", "--rule", "renju"],
+        )
+        .unwrap();
+        assert_eq!(r.settings.lr, 0.05);
+        assert_eq!(r.settings.epochs, 3);
+        assert_eq!(r.settings.rule, Rule::Renju);
+        assert_eq!(r.source("lr"), Source::Flag);
+        assert!(matches!(r.source("epochs"), Source::Profile { .. }));
+        assert_eq!(r.source("seed"), Source::Default);
+        assert_eq!(r.overridden.len(), 1, "{:?}", r.overridden);
+        assert!(r.overridden[0].starts_with("lr:"), "{:?}", r.overridden);
+    }
+
+    #[test]
+    fn invalid_values_name_the_key_and_where_it_came_from() {
+        let e = resolve_with("[a]\nboard_size = 3\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("board_size") && e.contains("profile `a`"), "{e}");
+        let e = resolve_with("[a]\n", &["--lr", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`lr`") && e.contains("--lr"), "{e}");
+    }
+
+    #[test]
+    fn a_run_folder_refuses_another_network_board_or_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        let arg = run.display().to_string();
+        let first = resolve_with("[a]\nboard_size = 9\n", &["--checkpoint-dir", &arg]).unwrap();
+        check_run_folder(&first).unwrap();
+        check_run_folder(&first).unwrap();
+        let other = resolve_with(
+            "[a]\nboard_size = 9\n",
+            &["--checkpoint-dir", &arg, "--rule", "renju"],
+        )
+        .unwrap();
+        let e = check_run_folder(&other).unwrap_err().to_string();
+        assert!(
+            e.contains("rule") && e.contains("--rule") && e.contains("freestyle"),
+            "{e}"
+        );
+        // Starting over is allowed.
+        let fresh = resolve_with(
+            "[a]\nboard_size = 9\n",
+            &[
+                "--checkpoint-dir",
+                &arg,
+                "--rule",
+                "renju",
+                "--resume",
+                "none",
+            ],
+        )
+        .unwrap();
+        check_run_folder(&fresh).unwrap();
     }
 }

@@ -19,22 +19,23 @@ pub enum DeviceArg {
 
 impl FromStr for DeviceArg {
     type Err = String;
+    /// "auto", or a device in the grammar of `engine::device::Device` (cpu, cuda, cuda:N).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim().to_ascii_lowercase();
-        match t.as_str() {
-            "auto" => Ok(DeviceArg::Auto),
-            "cpu" => Ok(DeviceArg::Cpu),
-            "cuda" | "gpu" => Ok(DeviceArg::Cuda(0)),
-            _ => t
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse::<usize>().ok())
-                .map(DeviceArg::Cuda)
-                .ok_or_else(|| {
-                    format!("unknown device `{s}` (expected auto, cpu, cuda or cuda:N)")
-                }),
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(DeviceArg::Auto);
+        }
+        match s.parse::<engine::device::Device>() {
+            Ok(engine::device::Device::Cpu) => Ok(DeviceArg::Cpu),
+            Ok(engine::device::Device::Cuda(i)) => Ok(DeviceArg::Cuda(i as usize)),
+            Err(_) => Err(format!(
+                "unknown device `{}` (expected auto, cpu, cuda or cuda:N)",
+                s.trim()
+            )),
         }
     }
 }
+
+engine::serde_via_str!(DeviceArg);
 
 impl fmt::Display for DeviceArg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -3,9 +3,14 @@
 //! engine plays what the trainer learned.
 //!
 //! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
-//! `device`, `model` (tch network + BN-folding export), `optim`, `checkpoint`, `progress` (what long work shows while it runs), `selfplay`,
-//! `net_eval` (tch evaluator), `probe` (the network's prior on available fives), `elo`, `arena` (evaluation matches), `config`, `metrics`, `plot` (training.png), `run`.
-//! Only `run`, `main` and `progress` print. The engine never depends on this crate.
+//! `device`, `optim`, `config` (the settings, declared once: flags, profiles, defaults),
+//! `model` (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows
+//! while it runs), `selfplay`, `net_eval` (the tch backend of the engine's network seam), `probe`
+//! (the network's prior on available fives), `elo`, `arena` (evaluation matches), `training`
+//! (`Trainer`: step, resume, checkpoint, export, evaluation), `metrics`, `plot` (training.png),
+//! `run` (the single-machine loop) and `distributed` (Redis workers over the same `Trainer`).
+//! Only `run`, `main`, `progress` and the distributed workers print. The engine never depends on
+//! this crate.
 
 pub mod arena;
 pub mod checkpoint;
@@ -26,10 +31,4 @@ pub mod run;
 pub mod selfplay;
 pub mod store;
 pub mod symmetry;
-
-use engine::game::Rule;
-
-/// A rule by `Rule`'s one grammar (engine::game): its name or the protocol's number.
-pub fn parse_rule(s: &str) -> Option<Rule> {
-    s.parse().ok()
-}
+pub mod training;

@@ -7,8 +7,7 @@
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor, nn};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OptimizerKind {
     Sgd,
     #[default]
@@ -25,6 +24,17 @@ impl std::str::FromStr for OptimizerKind {
         }
     }
 }
+
+impl std::fmt::Display for OptimizerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OptimizerKind::Sgd => "sgd",
+            OptimizerKind::Adamw => "adamw",
+        })
+    }
+}
+
+engine::serde_via_str!(OptimizerKind);
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OptimConfig {

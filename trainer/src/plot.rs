@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
@@ -129,11 +131,17 @@ fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 22))?;
     let (top, bottom) = root.split_vertically(360);
+    draw_losses(&top, series)?;
+    draw_elo(&bottom, series)?;
+    root.present()?;
+    Ok(())
+}
 
-    // Losses over training steps.
+/// Policy and value loss over training steps.
+fn draw_losses(top: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> DrawResult<()> {
     let (x0, x1) = range(series.losses.iter().map(|l| l.0), 0.0);
     let (y0, y1) = range(series.losses.iter().flat_map(|l| [l.1, l.2]), 0.05);
-    let mut chart = ChartBuilder::on(&top)
+    let mut chart = ChartBuilder::on(top)
         .caption("loss", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(32)
@@ -167,8 +175,11 @@ fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
         .draw()?;
+    Ok(())
+}
 
-    // Elo over epochs.
+/// Evaluation Elo over epochs, with 95% error bars.
+fn draw_elo(bottom: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> DrawResult<()> {
     let epochs = series
         .best_elo
         .iter()
@@ -189,7 +200,7 @@ fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
         )
         .chain([0.0]);
     let (r0, r1) = range(elos, 0.08);
-    let mut chart = ChartBuilder::on(&bottom)
+    let mut chart = ChartBuilder::on(bottom)
         .caption("evaluation Elo (95% error bars)", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(32)
@@ -211,35 +222,17 @@ fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
         ))?
         .label("best network (cumulative)")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
-    let bars = |points: &[(f64, f64, f64)],
-                color: RGBColor,
-                label: &str,
-                chart: &mut ChartContext<'_, _, _>|
-     -> DrawResult<()> {
-        chart
-            .draw_series(points.iter().map(|&(e, elo, err)| {
-                ErrorBar::new_vertical(e, elo - err, elo, elo + err, color.filled(), 8)
-            }))?
-            .label(label)
-            .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
-        chart.draw_series(
-            points
-                .iter()
-                .map(|&(e, elo, _)| Circle::new((e, elo), 4, color.filled())),
-        )?;
-        Ok(())
-    };
-    bars(
+    error_bars(
+        &mut chart,
         &series.vs_best,
         GREEN,
         "new network vs previous best",
-        &mut chart,
     )?;
-    bars(
+    error_bars(
+        &mut chart,
         &series.vs_uniform,
         MAGENTA,
         "vs uniform evaluator (equal visits)",
-        &mut chart,
     )?;
     chart
         .configure_series_labels()
@@ -248,7 +241,27 @@ fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
         .draw()?;
-    root.present()?;
+    Ok(())
+}
+
+/// (epoch, Elo, 95% error) points as dots with vertical error bars.
+fn error_bars(
+    chart: &mut ChartContext<'_, BitMapBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: &[(f64, f64, f64)],
+    color: RGBColor,
+    label: &str,
+) -> DrawResult<()> {
+    chart
+        .draw_series(points.iter().map(|&(e, elo, err)| {
+            ErrorBar::new_vertical(e, elo - err, elo, elo + err, color.filled(), 8)
+        }))?
+        .label(label)
+        .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.filled()));
+    chart.draw_series(
+        points
+            .iter()
+            .map(|&(e, elo, _)| Circle::new((e, elo), 4, color.filled())),
+    )?;
     Ok(())
 }
 

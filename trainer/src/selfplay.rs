@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use engine::eval::network::{Backend, NetEvaluator, NetOutput};
 use engine::eval::{Evaluation, UniformEvaluator};
+use engine::brain::Difficulty;
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
@@ -33,29 +34,6 @@ use rayon::prelude::*;
 use crate::progress::SelfPlayStatus;
 use crate::replay::GameRecord;
 use crate::rng::Rng;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Difficulty {
-    /// Pure MCTS: the network learns tactics itself (AlphaZero).
-    #[default]
-    Easy,
-    /// MCTS with threat-space tactics at the leaves (fives, forced blocks, VCF).
-    Medium,
-}
-
-impl std::str::FromStr for Difficulty {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "easy" => Ok(Difficulty::Easy),
-            "medium" => Ok(Difficulty::Medium),
-            _ => Err(format!(
-                "unknown difficulty `{s}` (expected easy or medium)"
-            )),
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct SelfPlayConfig {
@@ -67,6 +45,8 @@ pub struct SelfPlayConfig {
     pub parallel_games: usize,
     pub parallel_workers: usize,
     pub difficulty: Difficulty,
+    /// VCF nodes per leaf at difficulty medium.
+    pub vcf_budget_nodes: u32,
     pub dirichlet_alpha: f32,
     pub dirichlet_epsilon: f32,
     /// Plies over which the move temperature falls linearly from 1 to `temperature_final`
@@ -82,43 +62,31 @@ pub struct SelfPlayConfig {
 
 impl SelfPlayConfig {
     /// The self-play settings of a training run (single-machine or distributed worker).
-    pub fn from_settings(s: &crate::config::Settings, rule: Rule) -> SelfPlayConfig {
+    pub fn from_settings(s: &crate::config::Settings) -> SelfPlayConfig {
         SelfPlayConfig {
             board_size: s.board_size,
-            rule,
+            rule: s.rule,
             simulations: s.mcts_simulations,
             batch_size_mcts: s.batch_size_mcts,
             parallel_games: s.parallel_games,
             parallel_workers: s.parallel_workers,
             difficulty: s.difficulty,
-            dirichlet_alpha: s.dirichlet_alpha,
+            vcf_budget_nodes: s.vcf_budget_nodes,
+            dirichlet_alpha: s.dirichlet_alpha as f32,
+            dirichlet_epsilon: s.dirichlet_epsilon as f32,
             temperature_moves: s.temperature_moves,
-            resign_threshold: s.resign_threshold,
+            temperature_final: s.temperature_final as f32,
+            resign_threshold: s.resign_threshold as f32,
             no_resign_fraction: s.no_resign_fraction,
             seed: s.seed,
-            ..SelfPlayConfig::default()
         }
     }
 }
 
 impl Default for SelfPlayConfig {
+    /// The training settings' defaults (`config::Settings`: declared once).
     fn default() -> Self {
-        SelfPlayConfig {
-            board_size: 9,
-            rule: Rule::Freestyle,
-            simulations: 50,
-            batch_size_mcts: 8,
-            parallel_games: 16,
-            parallel_workers: 1,
-            difficulty: Difficulty::Easy,
-            dirichlet_alpha: 0.3,
-            dirichlet_epsilon: 0.25,
-            temperature_moves: 8,
-            temperature_final: 0.1,
-            resign_threshold: -0.95,
-            no_resign_fraction: 0.2,
-            seed: 1,
-        }
+        SelfPlayConfig::from_settings(&crate::config::Settings::default())
     }
 }
 
@@ -172,7 +140,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
         dirichlet_epsilon: cfg.dirichlet_epsilon,
         tactics: cfg.difficulty == Difficulty::Medium,
         vcf_budget: if cfg.difficulty == Difficulty::Medium {
-            2000
+            cfg.vcf_budget_nodes
         } else {
             0
         },

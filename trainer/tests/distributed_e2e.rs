@@ -26,17 +26,8 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
         redis_url: url.clone(),
         prefix: "fz".into(),
         consumer: "t0".into(),
-        dir: tdir.clone(),
-        preset: engine::net::Preset::Tiny,
-        board_size: 7,
+        settings: support::tiny_settings(&tdir),
         device: tch::Device::Cpu,
-        seed: 1,
-        batch_size: 16,
-        optimizer: trainer::optim::OptimizerKind::Sgd,
-        lr: 0.01,
-        weight_decay: 1e-4,
-        replay_window: 100_000,
-        sample_reuse: 0.5,
         min_positions: 32,
         publish_every: 2,
         keep_models: 5,
@@ -62,7 +53,7 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
                 .args(["selfplay-worker", "--redis-url", &url, "--worker-id", id])
                 .args(["--model-check-games", "2", "--max-games"])
                 .arg(PER_WORKER.to_string())
-                .args(["--heartbeat-ttl", "5", "--wait-model", "60"])
+                .args(["--heartbeat-ttl-s", "5", "--wait-model-s", "60"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()

@@ -26,17 +26,8 @@ fn options(url: &str, dir: &Path, consumer: &str) -> TrainWorkerOptions {
         redis_url: url.into(),
         prefix: "fz".into(),
         consumer: consumer.into(),
-        dir: dir.to_path_buf(),
-        preset: engine::net::Preset::Tiny,
-        board_size: 7,
+        settings: support::tiny_settings(dir),
         device: tch::Device::Cpu,
-        seed: 1,
-        batch_size: 16,
-        optimizer: trainer::optim::OptimizerKind::Sgd,
-        lr: 0.01,
-        weight_decay: 1e-4,
-        replay_window: 100_000,
-        sample_reuse: 0.5,
         min_positions: 32,
         publish_every: 4,
         keep_models: 5,
@@ -104,7 +95,7 @@ fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
         .args(support::tiny_flags(&dir))
         .args(["train-worker", "--redis-url", &url, "--consumer", "c1"])
         .args([
-            "--claim-idle",
+            "--claim-idle-s",
             "0.5",
             "--min-positions",
             "32",

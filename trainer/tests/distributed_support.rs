@@ -151,6 +151,23 @@ pub fn watchdog(secs: u64) {
     });
 }
 
+/// The train worker's settings in these tests: the tiny net on 7x7, SGD, run folder `dir`.
+pub fn tiny_settings(dir: &Path) -> trainer::config::Settings {
+    trainer::config::Settings {
+        checkpoint_dir: dir.to_path_buf(),
+        model_preset: engine::net::Preset::Tiny,
+        board_size: 7,
+        seed: 1,
+        batch_size: 16,
+        optimizer: trainer::optim::OptimizerKind::Sgd,
+        lr: 0.01,
+        weight_decay: 1e-4,
+        replay_window: 100_000,
+        sample_reuse: 0.5,
+        ..trainer::config::Settings::default()
+    }
+}
+
 /// Real games on 7x7 from uniform-prior MCTS (fast, no network).
 pub fn games(n: usize, seed: u64) -> Vec<GameRecord> {
     let cfg = SelfPlayConfig {

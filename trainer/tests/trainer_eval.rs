@@ -10,7 +10,7 @@ use trainer::run::run;
 fn evaluates_an_exported_network_against_both_baselines() {
     let dir = tempfile::tempdir().unwrap();
     let s = Settings {
-        model_preset: "tiny".into(),
+        model_preset: engine::net::Preset::Tiny,
         board_size: 7,
         mcts_simulations: 12,
         parallel_games: 4,
@@ -20,7 +20,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
         train_steps: 2,
         epochs: 1,
         eval_frequency: 0,
-        device: "cpu".into(),
+        device: trainer::device::DeviceArg::Cpu,
         threads: 1,
         checkpoint_dir: dir.path().to_path_buf(),
         ..Settings::default()

@@ -7,7 +7,7 @@ use trainer::run::run;
 
 fn settings(dir: &std::path::Path, epochs: u64) -> Settings {
     Settings {
-        model_preset: "tiny".into(),
+        model_preset: engine::net::Preset::Tiny,
         board_size: 7,
         mcts_simulations: 12,
         parallel_games: 4,
@@ -19,7 +19,7 @@ fn settings(dir: &std::path::Path, epochs: u64) -> Settings {
         eval_frequency: 2,
         eval_pairs: 1,
         eval_simulations: 8,
-        device: "cpu".into(),
+        device: trainer::device::DeviceArg::Cpu,
         threads: 1,
         checkpoint_dir: dir.to_path_buf(),
         seed: 9,

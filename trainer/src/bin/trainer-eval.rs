@@ -19,6 +19,7 @@ use engine::eval::UniformEvaluator;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::onnx::Device;
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::game::Rule;
 use trainer::arena::{MatchConfig, MatchResult, play_match};
 use trainer::config::{Settings, load_profile};
 use trainer::elo::elo_bounds;
@@ -42,7 +43,7 @@ struct Cli {
     board_size: Option<usize>,
     /// freestyle, standard, renju or caro (default: the profile's).
     #[arg(long)]
-    rule: Option<String>,
+    rule: Option<Rule>,
     /// Opening pairs per opponent (each opening with both colours: 2 games per pair).
     #[arg(long, default_value_t = 50)]
     pairs: usize,
@@ -81,7 +82,8 @@ fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
     )
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// The profile's settings with this command's --board-size and --rule on top.
+fn settings(cli: &Cli) -> anyhow::Result<Settings> {
     let mut s = match (&cli.config, &cli.profile) {
         (Some(path), Some(p)) => load_profile(path, p)?,
         (Some(path), None) => load_profile(path, "default")?,
@@ -90,11 +92,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(n) = cli.board_size {
         s.board_size = n;
     }
-    if let Some(r) = &cli.rule {
-        s.rule = r.clone();
+    if let Some(r) = cli.rule {
+        s.rule = r;
     }
-    s.validate()?;
-    let rule = trainer::parse_rule(&s.rule).ok_or_else(|| anyhow::anyhow!("rule `{}`", s.rule))?;
+    let sizes = engine::game::MIN_SIZE..=engine::game::MAX_SIZE;
+    if !sizes.contains(&s.board_size) {
+        anyhow::bail!("--board-size {} is outside {sizes:?}", s.board_size);
+    }
+    Ok(s)
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let s = settings(&cli)?;
+    let rule = s.rule;
     let model = cli
         .model
         .clone()
@@ -117,8 +127,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         rule,
         pairs: cli.pairs.max(1),
         simulations,
-        opening_moves: 2,
+        opening_moves: s.eval_opening_moves,
         tactics: false,
+        vcf_budget_nodes: 0,
         workers,
         seed: cli.seed,
     };

@@ -76,7 +76,8 @@ fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> 
         .parse()
         .map_err(|e| DistError::Other(format!("model v{}: preset: {e}", m.version)))?;
     let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
-    net.backend().with(|vs, _| checkpoint::restore(vs, &m.weights))
+    net.backend()
+        .with(|vs, _| checkpoint::restore(vs, &m.weights))
         .map_err(|e| DistError::Other(format!("model v{}: {e}", m.version)))?;
     Ok(Loaded {
         version: m.version,
@@ -132,148 +133,221 @@ fn now_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// What the heartbeat thread reports, shared with the playing loop.
+#[derive(Default)]
+struct Shared {
+    games_done: AtomicU64,
+    model_now: AtomicU64,
+    /// Held back by a full queue (the monitor shows such a worker as waiting).
+    waiting: AtomicBool,
+    stop: AtomicBool,
+}
+
+/// Heartbeats from their own connection, so a long batch never looks like a dead worker.
+fn spawn_heartbeat(
+    o: &SelfPlayWorkerOptions,
+    boot: u64,
+    shared: Arc<Shared>,
+) -> std::thread::JoinHandle<Result<(), DistError>> {
+    let (url, prefix, id) = (o.redis_url.clone(), o.prefix.clone(), o.worker_id.clone());
+    let ttl = o.heartbeat_ttl;
+    let device = format!("{:?}", o.device);
+    let started = now_s();
+    std::thread::spawn(move || -> Result<(), DistError> {
+        let mut hq = Queue::open(&url, &prefix)?;
+        hq.redis.backoff.give_up_after = Duration::from_secs(5);
+        let period = (ttl / 3).max(Duration::from_millis(100));
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
+        while !shared.stop.load(Ordering::Relaxed) {
+            let fields = [
+                ("role", "selfplay".to_string()),
+                ("games", load(&shared.games_done)),
+                ("model", load(&shared.model_now)),
+                ("device", device.clone()),
+                ("boot", boot.to_string()),
+                ("started", started.to_string()),
+                ("seen", now_s().to_string()),
+                (
+                    "waiting",
+                    u8::from(shared.waiting.load(Ordering::Relaxed)).to_string(),
+                ),
+            ];
+            // A missed beat is not fatal: the next one (or the reconnect) catches up.
+            let _ = hq.heartbeat(&id, &fields, ttl.as_secs().max(1));
+            let t = Instant::now();
+            while t.elapsed() < period && !shared.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        let _ = hq
+            .redis
+            .run::<i64>(redis::cmd("DEL").arg(hq.keys.worker(&id)));
+        Ok(())
+    })
+}
+
 pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary, DistError> {
     let mut q = Queue::open(&o.redis_url, &o.prefix)?;
     q.redis.backoff.give_up_after = o.give_up_after;
     let boot = q.boot(&o.worker_id)?;
-    let games_done = Arc::new(AtomicU64::new(0));
-    let model_now = Arc::new(AtomicU64::new(0));
-    let waiting = Arc::new(AtomicBool::new(false));
-    let started = now_s();
-
-    // Heartbeats from their own connection, so a long batch never looks like a dead worker.
-    let hb_stop = Arc::new(AtomicBool::new(false));
-    let hb = {
-        let (url, prefix, id) = (o.redis_url.clone(), o.prefix.clone(), o.worker_id.clone());
-        let (games, model, stop_hb) = (games_done.clone(), model_now.clone(), hb_stop.clone());
-        let waiting = waiting.clone();
-        let ttl = o.heartbeat_ttl;
-        let device = format!("{:?}", o.device);
-        std::thread::spawn(move || -> Result<(), DistError> {
-            let mut hq = Queue::open(&url, &prefix)?;
-            hq.redis.backoff.give_up_after = Duration::from_secs(5);
-            let period = (ttl / 3).max(Duration::from_millis(100));
-            while !stop_hb.load(Ordering::Relaxed) {
-                let fields = [
-                    ("role", "selfplay".to_string()),
-                    ("games", games.load(Ordering::Relaxed).to_string()),
-                    ("model", model.load(Ordering::Relaxed).to_string()),
-                    ("device", device.clone()),
-                    ("boot", boot.to_string()),
-                    ("started", started.to_string()),
-                    ("seen", now_s().to_string()),
-                    // The monitor shows a worker held back by a full queue as such.
-                    (
-                        "waiting",
-                        u8::from(waiting.load(Ordering::Relaxed)).to_string(),
-                    ),
-                ];
-                // A missed beat is not fatal: the next one (or the reconnect) catches up.
-                let _ = hq.heartbeat(&id, &fields, ttl.as_secs().max(1));
-                let t = Instant::now();
-                while t.elapsed() < period && !stop_hb.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-            }
-            let _ = hq
-                .redis
-                .run::<i64>(redis::cmd("DEL").arg(hq.keys.worker(&id)));
-            Ok(())
-        })
-    };
-
-    let result = (|| {
-        let mut summary = WorkerSummary::default();
-        // Wait for the train worker's first model.
-        let t0 = Instant::now();
-        let mut current = loop {
-            if let Some(m) = q.fetch_latest_model()? {
-                break load(&m, o.device, 1)?;
-            }
-            if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
-                return Err(DistError::Other(format!(
-                    "no model published after {:.0} s",
-                    t0.elapsed().as_secs_f64()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(200));
+    let shared = Arc::new(Shared::default());
+    let hb = spawn_heartbeat(o, boot, shared.clone());
+    let result = first_model(&mut q, o, stop).and_then(|current| {
+        let mut w = Worker {
+            o,
+            q,
+            boot,
+            shared: &shared,
+            current,
+            summary: WorkerSummary::default(),
+            since_check: 0,
+            seq: 0,
         };
-        model_now.store(current.version, Ordering::Relaxed);
-        let mut since_check = 0usize;
-        let mut seq = 0u64;
-        while !stop.load(Ordering::Relaxed) && o.max_games.is_none_or(|m| summary.games < m) {
-            if wait_for_room(&mut q, o, stop, &waiting, &mut summary)? {
+        w.play(stop)?;
+        w.summary.last_model = w.current.version;
+        w.summary.reconnects = w.q.redis.reconnects;
+        Ok(w.summary)
+    });
+    shared.stop.store(true, Ordering::Relaxed);
+    let _ = hb.join();
+    result
+}
+
+/// Waits (up to `wait_model`) for the train worker's first model.
+fn first_model(
+    q: &mut Queue,
+    o: &SelfPlayWorkerOptions,
+    stop: &AtomicBool,
+) -> Result<Loaded, DistError> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(m) = q.fetch_latest_model()? {
+            return load(&m, o.device, 1);
+        }
+        if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
+            return Err(DistError::Other(format!(
+                "no model published after {:.0} s",
+                t0.elapsed().as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The playing loop's state.
+struct Worker<'a> {
+    o: &'a SelfPlayWorkerOptions,
+    q: Queue,
+    boot: u64,
+    shared: &'a Shared,
+    current: Loaded,
+    summary: WorkerSummary,
+    /// Games since the model was last checked.
+    since_check: usize,
+    /// Games pushed this boot (game ids are `<worker>:<boot>:<seq>`).
+    seq: u64,
+}
+
+impl Worker<'_> {
+    fn play(&mut self, stop: &AtomicBool) -> Result<(), DistError> {
+        let o = self.o;
+        self.shared
+            .model_now
+            .store(self.current.version, Ordering::Relaxed);
+        while !stop.load(Ordering::Relaxed) && o.max_games.is_none_or(|m| self.summary.games < m) {
+            if wait_for_room(
+                &mut self.q,
+                o,
+                stop,
+                &self.shared.waiting,
+                &mut self.summary,
+            )? {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
                 // The trainer has been training meanwhile: a newer model is likely, so look now.
-                since_check = since_check.max(o.model_check_games.max(1));
+                self.since_check = self.since_check.max(o.model_check_games.max(1));
             }
-            if since_check >= o.model_check_games.max(1) {
-                since_check = 0;
-                if q.latest_model_version()?
-                    .is_some_and(|v| v > current.version)
-                {
-                    match q.fetch_latest_model() {
-                        Ok(Some(m)) if m.version > current.version => {
-                            let id = 1 + summary.model_swaps;
-                            current = load(&m, o.device, id)?;
-                            summary.model_swaps += 1;
-                            model_now.store(current.version, Ordering::Relaxed);
-                        }
-                        Ok(_) => {}
-                        // A bad frame is counted by the queue; keep playing the current model.
-                        Err(DistError::Payload(e)) => {
-                            eprintln!("selfplay-worker {}: newer model refused: {e}", o.worker_id)
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
+            if self.since_check >= o.model_check_games.max(1) {
+                self.since_check = 0;
+                self.swap_model()?;
             }
-            let n = o.batch_games.max(1).min(
-                o.max_games
-                    .map_or(usize::MAX, |m| (m - summary.games) as usize),
-            );
-            // Seeds differ by worker, boot and batch, so restarted workers do not replay games.
-            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-            for b in o.worker_id.bytes() {
-                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-            }
-            let sp = SelfPlayConfig {
-                seed: o.selfplay.seed ^ h ^ boot.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seq,
-                ..o.selfplay.clone()
-            };
-            let t = Instant::now();
-            let mut pb = Progress::new(&format!("selfplay-worker {}", o.worker_id), n as u64);
-            let plies = expected_plies(sp.board_size);
-            let report = selfplay::play(&sp, &current.net, n, seq as usize, |st| {
-                pb.update(st.games_done as u64, || st.line(plies))
-            })
-            .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;
-            pb.finish();
-            summary.play_seconds += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            for record in report.games {
-                let g = GamePayload {
-                    game_id: format!("{}:{boot}:{seq}", o.worker_id),
-                    worker_id: o.worker_id.clone(),
-                    model_version: current.version,
-                    record,
-                };
-                seq += 1;
-                summary.positions += g.record.positions() as u64;
-                q.push_game(&g)?;
-                summary.games += 1;
-                since_check += 1;
-                games_done.store(summary.games, Ordering::Relaxed);
-            }
-            summary.push_seconds += t.elapsed().as_secs_f64();
+            self.play_batch()?;
         }
-        summary.last_model = current.version;
-        summary.reconnects = q.redis.reconnects;
-        Ok(summary)
-    })();
-    hb_stop.store(true, Ordering::Relaxed);
-    let _ = hb.join();
-    result
+        Ok(())
+    }
+
+    /// Loads a newer published model, if there is one (a refused one is reported and skipped).
+    fn swap_model(&mut self) -> Result<(), DistError> {
+        let version = self.current.version;
+        if !self.q.latest_model_version()?.is_some_and(|v| v > version) {
+            return Ok(());
+        }
+        match self.q.fetch_latest_model() {
+            Ok(Some(m)) if m.version > version => {
+                let id = 1 + self.summary.model_swaps;
+                self.current = load(&m, self.o.device, id)?;
+                self.summary.model_swaps += 1;
+                self.shared
+                    .model_now
+                    .store(self.current.version, Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            // A bad frame is counted by the queue; keep playing the current model.
+            Err(DistError::Payload(e)) => {
+                eprintln!(
+                    "selfplay-worker {}: newer model refused: {e}",
+                    self.o.worker_id
+                )
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// One `selfplay::play` call, its games pushed as it ends.
+    fn play_batch(&mut self) -> Result<(), DistError> {
+        let (o, boot, seq) = (self.o, self.boot, self.seq);
+        let left = o
+            .max_games
+            .map_or(usize::MAX, |m| (m - self.summary.games) as usize);
+        let n = o.batch_games.max(1).min(left);
+        // Seeds differ by worker, boot and batch, so restarted workers do not replay games.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in o.worker_id.bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        let sp = SelfPlayConfig {
+            seed: o.selfplay.seed ^ h ^ boot.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seq,
+            ..o.selfplay.clone()
+        };
+        let t = Instant::now();
+        let mut pb = Progress::new(&format!("selfplay-worker {}", o.worker_id), n as u64);
+        let plies = expected_plies(sp.board_size);
+        let report = selfplay::play(&sp, &self.current.net, n, seq as usize, |st| {
+            pb.update(st.games_done as u64, || st.line(plies))
+        })
+        .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;
+        pb.finish();
+        self.summary.play_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for record in report.games {
+            let g = GamePayload {
+                game_id: format!("{}:{boot}:{}", o.worker_id, self.seq),
+                worker_id: o.worker_id.clone(),
+                model_version: self.current.version,
+                record,
+            };
+            self.seq += 1;
+            self.summary.positions += g.record.positions() as u64;
+            self.q.push_game(&g)?;
+            self.summary.games += 1;
+            self.since_check += 1;
+            self.shared
+                .games_done
+                .store(self.summary.games, Ordering::Relaxed);
+        }
+        self.summary.push_seconds += t.elapsed().as_secs_f64();
+        Ok(())
+    }
 }

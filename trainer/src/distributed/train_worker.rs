@@ -11,48 +11,37 @@
 //! 4. only then SADD the ids and XACK + XDEL the entries. A crash anywhere before 4 redelivers
 //!    the entries, and step 2 drops the ones that already made it to disk.
 //!
-//! Depends on `queue`, `payload`, `replay`, `checkpoint`, `optim`, `run::{losses, batch_tensors}`.
+//! Depends on `queue`, `payload`, `replay`, `config` and `training::Trainer` (the step, the
+//! checkpoint and the export it shares with the single-machine run).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use engine::net::{ModelMeta, Preset, onnx_bytes};
-use tch::{Device, nn};
+use tch::Device;
 
 use super::DistError;
 use super::payload::{self, ModelPayload};
 use super::queue::{Entry, Queue};
-use crate::checkpoint::{self, Checkpoint};
-use crate::model::Net;
-use crate::optim::{OptimConfig, Optimizer, OptimizerKind};
-use crate::replay::{GameRecord, Replay};
-use crate::rng::Rng;
-use crate::run::{batch_tensors, losses};
+use crate::config::{Resume, Settings};
+use crate::replay::GameRecord;
 use crate::store;
+use crate::training::{Trainer, publish_model_files};
 
 const LEDGER_MAGIC: [u8; 4] = *b"FZIL";
 const LEDGER_VERSION: u32 = 1;
 
+/// A train worker: the training settings (network, board, optimizer, batch, replay window,
+/// sample reuse, seed, run folder) and the distributed ones.
 #[derive(Clone, Debug)]
 pub struct TrainWorkerOptions {
+    pub settings: Settings,
     pub redis_url: String,
     pub prefix: String,
     /// Consumer name in the group; reuse it after a restart to take back its own pending entries.
     pub consumer: String,
-    pub dir: PathBuf,
-    pub preset: Preset,
-    pub board_size: usize,
     pub device: Device,
-    pub seed: u64,
-    pub batch_size: usize,
-    pub optimizer: OptimizerKind,
-    pub lr: f64,
-    pub weight_decay: f64,
-    pub replay_window: usize,
-    /// Training steps owed per new position (as `--sample-reuse` / batch size in `run`).
-    pub sample_reuse: f64,
     /// Train only once the window holds this many positions.
     pub min_positions: usize,
     pub publish_every: u64,
@@ -68,6 +57,12 @@ pub struct TrainWorkerOptions {
     pub exit_when_drained: bool,
     pub heartbeat_ttl: Duration,
     pub give_up_after: Duration,
+}
+
+impl TrainWorkerOptions {
+    fn dir(&self) -> &Path {
+        &self.settings.checkpoint_dir
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -132,317 +127,253 @@ fn now_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-struct Trainer<'a> {
-    o: &'a TrainWorkerOptions,
-    vs: nn::VarStore,
-    net: Net,
-    opt: Optimizer,
-    replay: Replay,
-    rng: Rng,
-    step: u64,
-    epoch: u64,
-    games: u64,
+/// Any trainer error as the distributed layer's.
+fn other(e: impl std::fmt::Display) -> DistError {
+    DistError::Other(format!("{e:#}"))
 }
 
-impl Trainer<'_> {
-    fn checkpoint(&mut self) -> Result<(), DistError> {
-        let config = self.o.preset.config();
-        let ck = Checkpoint {
-            epoch: self.epoch,
-            step: self.step,
-            preset: self.o.preset.name().into(),
-            blocks: config.blocks,
-            channels: config.channels,
-            rng: self.rng.clone(),
-            next_chunk: self.replay.next_chunk(),
-            games_played: self.games,
-            best_epoch: 0,
-            best_elo: 0.0,
-            weights: checkpoint::capture(&self.vs),
-            optimizer: self.opt.state(),
-            best_weights: Vec::new(),
-        };
-        checkpoint::save(&self.o.dir, &ck).map_err(|e| DistError::Other(e.to_string()))?;
-        // Keep the newest five checkpoints on disk.
-        for (_, p) in checkpoint::list(&self.o.dir).into_iter().skip(5) {
-            let _ = std::fs::remove_file(p);
-        }
-        Ok(())
-    }
+/// The worker's state between reads: the trainer, the queue and where the loop stands.
+struct Worker<'a> {
+    o: &'a TrainWorkerOptions,
+    q: Queue,
+    t: Trainer,
+    ledger: BTreeSet<String>,
+    summary: TrainSummary,
+    /// Training steps the ingested positions have paid for and not yet been taken.
+    owed: f64,
+    last_publish_step: u64,
+    last_claim: Instant,
+    last_beat: Instant,
+    own_pending_done: bool,
+    claimed_once: bool,
+    reconnects_seen: u64,
+    started: u64,
+}
 
-    fn model(&self) -> Result<ModelPayload, DistError> {
-        let config = self.o.preset.config();
-        let weights = self
-            .net
-            .export()
-            .map_err(|e| DistError::Other(format!("export: {e}")))?;
-        let meta = ModelMeta::for_config(&config, self.step);
-        let onnx =
-            onnx_bytes(&weights, &meta).map_err(|e| DistError::Other(format!("onnx: {e}")))?;
-        Ok(ModelPayload {
-            version: 0,
-            step: self.step,
-            preset: self.o.preset.name().into(),
-            weights: checkpoint::capture(&self.vs),
-            onnx,
-        })
-    }
-
-    fn publish(&mut self, q: &mut Queue, summary: &mut TrainSummary) -> Result<(), DistError> {
-        self.epoch += 1;
-        self.checkpoint()?;
-        let m = self.model()?;
-        let onnx = m.onnx.clone();
-        let v = q.publish_model(m, self.o.keep_models)?;
-        let models = self.o.dir.join("models");
-        std::fs::create_dir_all(&models).map_err(|e| DistError::Other(e.to_string()))?;
-        store::write_atomic(&models.join(format!("model-v{v:06}.onnx")), &onnx)
-            .map_err(|e| DistError::Other(e.to_string()))?;
-        store::write_atomic(&models.join("latest.onnx"), &onnx)
-            .map_err(|e| DistError::Other(e.to_string()))?;
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&models)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.path())
-                    .filter(|p| {
-                        p.file_name()
-                            .and_then(|n| n.to_str())
-                            .is_some_and(|n| n.starts_with("model-v"))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
-        let excess = files.len().saturating_sub(self.o.keep_models.max(1));
-        for p in &files[..excess] {
-            let _ = std::fs::remove_file(p);
-        }
-        summary.published.push(v);
-        eprintln!(
-            "train-worker: published model v{v} at step {} ({} games ingested)",
-            self.step, self.games
-        );
-        Ok(())
-    }
-
-    fn train_step(&mut self) -> Result<bool, DistError> {
-        let mut samples = Vec::with_capacity(self.o.batch_size);
-        for _ in 0..self.o.batch_size {
-            match self.replay.sample(&mut self.rng) {
-                Some(Ok(x)) => samples.push(x),
-                Some(Err(e)) => eprintln!("train-worker: bad replay sample skipped: {e}"),
-                None => break,
-            }
-        }
-        if samples.is_empty() {
-            return Ok(false);
-        }
-        let (x, tp, tv) = batch_tensors(&samples, self.o.board_size, self.o.device);
-        let (pl, vl) = losses(&self.net, &x, &tp, &tv);
-        let loss = &pl + &vl;
-        self.opt.zero_grad();
-        loss.backward();
-        self.opt.step();
-        let l = loss.double_value(&[]);
-        if !l.is_finite() {
-            return Err(DistError::Other(format!(
-                "loss is not finite at step {}: lower --lr",
-                self.step
-            )));
-        }
-        self.step += 1;
-        Ok(true)
-    }
+fn warn(m: String) {
+    eprintln!("train-worker: warning: {m}");
 }
 
 pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, DistError> {
-    let other = |e: String| DistError::Other(e);
-    let ingest_dir = o.dir.join("ingest");
-    std::fs::create_dir_all(&ingest_dir)
-        .map_err(|e| other(format!("{}: {e}", ingest_dir.display())))?;
-    let mut q = Queue::open(&o.redis_url, &o.prefix)?;
-    q.redis.backoff.give_up_after = o.give_up_after;
-    q.ensure_group()?;
-    let mut summary = TrainSummary::default();
-
-    let warn = |m: String| eprintln!("train-worker: warning: {m}");
-    let config = o.preset.config();
-    let vs = nn::VarStore::new(o.device);
-    let net = Net::new(&vs.root(), config);
-    let opt = Optimizer::new(
-        &vs,
-        OptimConfig {
-            kind: o.optimizer,
-            lr: o.lr,
-            weight_decay: o.weight_decay,
-            // Open-ended: a long cosine horizon, the schedule barely decays in a session.
-            total_steps: 1_000_000,
-            ..OptimConfig::default()
-        },
-    );
-    let replay = Replay::open(&o.dir.join("replay"), o.replay_window, warn)
-        .map_err(|e| other(e.to_string()))?;
-    let mut t = Trainer {
-        o,
-        vs,
-        net,
-        opt,
-        replay,
-        rng: Rng::new(o.seed),
-        step: 0,
-        epoch: 0,
-        games: 0,
-    };
-    let mut ledger = load_ledger(&o.dir)?;
-    t.games = ledger.len() as u64;
-    if let Some((path, ck)) = checkpoint::latest_valid(&o.dir, warn) {
-        if ck.blocks != config.blocks || ck.channels != config.channels {
-            return Err(other(format!(
-                "{}: checkpoint is {}, asked for {}",
-                path.display(),
-                ck.preset,
-                o.preset
-            )));
-        }
-        checkpoint::restore(&t.vs, &ck.weights).map_err(other)?;
-        t.opt.load_state(&ck.optimizer, ck.step).map_err(other)?;
-        t.step = ck.step;
-        t.epoch = ck.epoch;
-        t.rng = ck.rng.clone();
-        summary.resumed_step = Some(ck.step);
-        eprintln!(
-            "train-worker: resumed from {} (step {})",
-            path.display(),
-            ck.step
-        );
-    }
+    let mut w = Worker::open(o)?;
     // Workers need a model to start: publish the current one (fresh or resumed).
-    t.publish(&mut q, &mut summary)?;
-
-    let mut owed = 0.0f64;
-    let mut last_publish_step = t.step;
-    let mut last_claim = Instant::now() - o.claim_idle;
-    let mut last_beat = Instant::now() - o.heartbeat_ttl;
-    let mut own_pending_done = false;
-    let mut claimed_once = false;
-    let mut reconnects_seen = q.redis.reconnects;
-    let started = now_s();
+    w.publish()?;
     loop {
+        let t = &w.t;
         if stop.load(Ordering::Relaxed)
             || o.max_steps.is_some_and(|m| t.step >= m)
             || o.max_games.is_some_and(|m| t.games >= m)
         {
             break;
         }
-        if last_beat.elapsed() >= o.heartbeat_ttl / 3 {
-            last_beat = Instant::now();
-            let fields = [
-                ("role", "train".to_string()),
-                ("games", t.games.to_string()),
-                ("steps", t.step.to_string()),
-                (
-                    "model",
-                    summary.published.last().copied().unwrap_or(0).to_string(),
-                ),
-                ("device", format!("{:?}", o.device)),
-                ("started", started.to_string()),
-                ("seen", now_s().to_string()),
-            ];
-            q.heartbeat(&o.consumer, &fields, o.heartbeat_ttl.as_secs().max(1))?;
-        }
-        // A read that died with the connection left its entries in our pending list: after a
-        // reconnect, take those back first.
-        if q.redis.reconnects != reconnects_seen {
-            reconnects_seen = q.redis.reconnects;
-            own_pending_done = false;
-        }
-        // 1. entries: own pending first (after a restart), then dead consumers', then new.
-        let entries: Vec<Entry> = if !own_pending_done {
-            let e = q.read(&o.consumer, "0", o.read_count, 0)?;
-            if e.is_empty() {
-                own_pending_done = true;
-            } else {
-                eprintln!(
-                    "train-worker: {} entries pending from before, re-reading",
-                    e.len()
-                );
-            }
-            e
-        } else if last_claim.elapsed() >= o.claim_idle / 2 {
-            last_claim = Instant::now();
-            claimed_once = true;
-            let e = q.autoclaim(&o.consumer, o.claim_idle.as_millis() as u64, o.read_count)?;
-            if e.is_empty() {
-                q.read(&o.consumer, ">", o.read_count, o.block_ms)?
-            } else {
-                eprintln!("train-worker: reclaimed {} idle entries", e.len());
-                e
-            }
-        } else {
-            // Block briefly when there is training to do, long when idle.
-            let block = if owed >= 1.0 { 1 } else { o.block_ms };
-            q.read(&o.consumer, ">", o.read_count, block)?
-        };
+        w.heartbeat()?;
+        let entries = w.next_entries()?;
         if o.exit_when_drained
             && entries.is_empty()
-            && own_pending_done
-            && claimed_once
-            && (owed < 1.0 || t.replay.len() < o.min_positions)
+            && w.own_pending_done
+            && w.claimed_once
+            && (w.owed < 1.0 || w.t.replay.len() < o.min_positions)
         {
             // Drained means nobody holds unacknowledged entries either (a dead consumer's are
             // reclaimed once they have been idle for claim_idle).
-            if q.pending_count()? == 0 {
+            if w.q.pending_count()? == 0 {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
         let ti = Instant::now();
-        let new_positions = ingest(&mut q, &mut t, &mut ledger, &entries, &mut summary)?;
-        summary.ingest_seconds += ti.elapsed().as_secs_f64();
-        owed += new_positions as f64 * o.sample_reuse / o.batch_size.max(1) as f64;
+        let new_positions = ingest(&mut w, &entries)?;
+        w.summary.ingest_seconds += ti.elapsed().as_secs_f64();
+        let s = &o.settings;
+        w.owed += new_positions as f64 * s.sample_reuse / s.batch_size.max(1) as f64;
+        w.train_owed(stop)?;
+    }
+    if w.t.step > w.last_publish_step {
+        w.publish()?;
+    }
+    let _ =
+        w.q.redis
+            .run::<i64>(redis::cmd("DEL").arg(w.q.keys.worker(&o.consumer)));
+    w.summary.reconnects = w.q.redis.reconnects;
+    Ok(w.summary)
+}
 
-        // 2. train what the new positions paid for, then publish on schedule.
-        while owed >= 1.0 && t.replay.len() >= o.min_positions {
-            if o.max_steps.is_some_and(|m| t.step >= m) || stop.load(Ordering::Relaxed) {
+impl<'a> Worker<'a> {
+    /// The queue, and the trainer resumed from the run folder's newest valid checkpoint.
+    fn open(o: &'a TrainWorkerOptions) -> Result<Worker<'a>, DistError> {
+        let ingest_dir = o.dir().join("ingest");
+        std::fs::create_dir_all(&ingest_dir)
+            .map_err(|e| other(format!("{}: {e}", ingest_dir.display())))?;
+        let mut q = Queue::open(&o.redis_url, &o.prefix)?;
+        q.redis.backoff.give_up_after = o.give_up_after;
+        q.ensure_group()?;
+        // Open-ended: a long cosine horizon, the schedule barely decays in a session.
+        let mut t = Trainer::new(&o.settings, o.device, 1_000_000, false, warn).map_err(other)?;
+        let ledger = load_ledger(o.dir())?;
+        let mut summary = TrainSummary::default();
+        if let Some(path) = t.resume(&Resume::Auto, o.dir(), warn).map_err(other)? {
+            summary.resumed_step = Some(t.step);
+            eprintln!(
+                "train-worker: resumed from {} (step {})",
+                path.display(),
+                t.step
+            );
+        }
+        // The ledger, not the checkpoint, knows every game that reached the replay store.
+        t.games = ledger.len() as u64;
+        let reconnects_seen = q.redis.reconnects;
+        Ok(Worker {
+            o,
+            q,
+            last_publish_step: t.step,
+            t,
+            ledger,
+            summary,
+            owed: 0.0,
+            last_claim: Instant::now() - o.claim_idle,
+            last_beat: Instant::now() - o.heartbeat_ttl,
+            own_pending_done: false,
+            claimed_once: false,
+            reconnects_seen,
+            started: now_s(),
+        })
+    }
+
+    fn heartbeat(&mut self) -> Result<(), DistError> {
+        let o = self.o;
+        if self.last_beat.elapsed() < o.heartbeat_ttl / 3 {
+            return Ok(());
+        }
+        self.last_beat = Instant::now();
+        let model = self.summary.published.last().copied().unwrap_or(0);
+        let fields = [
+            ("role", "train".to_string()),
+            ("games", self.t.games.to_string()),
+            ("steps", self.t.step.to_string()),
+            ("model", model.to_string()),
+            ("device", format!("{:?}", o.device)),
+            ("started", self.started.to_string()),
+            ("seen", now_s().to_string()),
+        ];
+        self.q
+            .heartbeat(&o.consumer, &fields, o.heartbeat_ttl.as_secs().max(1))
+    }
+
+    /// Step 1 of the module doc: own pending entries first, then dead consumers', then new.
+    fn next_entries(&mut self) -> Result<Vec<Entry>, DistError> {
+        let o = self.o;
+        // A read that died with the connection left its entries in our pending list: after a
+        // reconnect, take those back first.
+        if self.q.redis.reconnects != self.reconnects_seen {
+            self.reconnects_seen = self.q.redis.reconnects;
+            self.own_pending_done = false;
+        }
+        if !self.own_pending_done {
+            let e = self.q.read(&o.consumer, "0", o.read_count, 0)?;
+            if e.is_empty() {
+                self.own_pending_done = true;
+            } else {
+                eprintln!(
+                    "train-worker: {} entries pending from before, re-reading",
+                    e.len()
+                );
+            }
+            return Ok(e);
+        }
+        if self.last_claim.elapsed() >= o.claim_idle / 2 {
+            self.last_claim = Instant::now();
+            self.claimed_once = true;
+            let idle_ms = o.claim_idle.as_millis() as u64;
+            let e = self.q.autoclaim(&o.consumer, idle_ms, o.read_count)?;
+            if !e.is_empty() {
+                eprintln!("train-worker: reclaimed {} idle entries", e.len());
+                return Ok(e);
+            }
+            return self.q.read(&o.consumer, ">", o.read_count, o.block_ms);
+        }
+        // Block briefly when there is training to do, long when idle.
+        let block = if self.owed >= 1.0 { 1 } else { o.block_ms };
+        self.q.read(&o.consumer, ">", o.read_count, block)
+    }
+
+    /// Trains what the new positions paid for, publishing on schedule.
+    fn train_owed(&mut self, stop: &AtomicBool) -> Result<(), DistError> {
+        let o = self.o;
+        while self.owed >= 1.0 && self.t.replay.len() >= o.min_positions {
+            if o.max_steps.is_some_and(|m| self.t.step >= m) || stop.load(Ordering::Relaxed) {
                 break;
             }
-            if !t.train_step()? {
+            if self.t.train_step(warn).map_err(other)?.is_none() {
                 break;
             }
-            owed -= 1.0;
-            summary.steps += 1;
-            if t.step - last_publish_step >= o.publish_every.max(1) {
-                last_publish_step = t.step;
-                t.publish(&mut q, &mut summary)?;
+            self.owed -= 1.0;
+            self.summary.steps += 1;
+            if self.t.step - self.last_publish_step >= o.publish_every.max(1) {
+                self.last_publish_step = self.t.step;
+                self.publish()?;
             }
             // Keep ingesting while training a long backlog (one step at a time is enough).
-            if owed >= 1.0 && t.step.is_multiple_of(16) {
+            if self.owed >= 1.0 && self.t.step.is_multiple_of(16) {
                 break;
             }
         }
+        Ok(())
     }
-    if t.step > last_publish_step {
-        t.publish(&mut q, &mut summary)?;
+
+    /// A checkpoint (the newest five kept), then the model to Redis and to `models/`.
+    fn publish(&mut self) -> Result<(), DistError> {
+        let o = self.o;
+        self.t.epoch += 1;
+        self.t.save_checkpoint(o.dir(), Some(5)).map_err(other)?;
+        let onnx = self.t.onnx().map_err(other)?;
+        let m = ModelPayload {
+            version: 0,
+            step: self.t.step,
+            preset: self.t.preset.name().into(),
+            weights: self.t.weights(),
+            onnx: onnx.clone(),
+        };
+        let v = self.q.publish_model(m, o.keep_models)?;
+        publish_model_files(o.dir(), &format!("model-v{v:06}"), &onnx).map_err(other)?;
+        prune_models(&o.dir().join("models"), o.keep_models);
+        self.summary.published.push(v);
+        eprintln!(
+            "train-worker: published model v{v} at step {} ({} games ingested)",
+            self.t.step, self.t.games
+        );
+        Ok(())
     }
-    let _ = q
-        .redis
-        .run::<i64>(redis::cmd("DEL").arg(q.keys.worker(&o.consumer)));
-    summary.reconnects = q.redis.reconnects;
-    Ok(summary)
+}
+
+/// Keeps the newest `keep` `model-v*.onnx` files of `models`.
+fn prune_models(models: &Path, keep: usize) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(models)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("model-v"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let excess = files.len().saturating_sub(keep.max(1));
+    for p in &files[..excess] {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// Steps 2–4 of the module doc for one batch of entries. Returns the new positions.
-fn ingest(
-    q: &mut Queue,
-    t: &mut Trainer,
-    ledger: &mut BTreeSet<String>,
-    entries: &[Entry],
-    summary: &mut TrainSummary,
-) -> Result<usize, DistError> {
+fn ingest(w: &mut Worker, entries: &[Entry]) -> Result<usize, DistError> {
     if entries.is_empty() {
         return Ok(0);
     }
+    let (q, t, ledger, summary) = (&mut w.q, &mut w.t, &mut w.ledger, &mut w.summary);
+    let dir = w.o.dir();
     let mut ack: Vec<String> = Vec::with_capacity(entries.len());
     let mut fresh: Vec<(String, GameRecord)> = Vec::new();
     let mut rejected = std::collections::BTreeMap::<&'static str, u64>::new();
@@ -469,7 +400,7 @@ fn ingest(
             dups += 1;
             continue;
         }
-        if g.record.board_size as usize != t.o.board_size {
+        if g.record.board_size as usize != w.o.settings.board_size {
             *rejected.entry("board_size").or_default() += 1;
             continue;
         }
@@ -479,20 +410,15 @@ fn ingest(
     let new_ids: Vec<String> = fresh.iter().map(|(id, _)| id.clone()).collect();
     if !fresh.is_empty() {
         let n = t.replay.next_chunk();
-        store::write(
-            &ledger_path(&t.o.dir, n),
-            LEDGER_MAGIC,
-            LEDGER_VERSION,
-            &new_ids,
-        )
-        .map_err(|e| DistError::Other(e.to_string()))?;
+        store::write(&ledger_path(dir, n), LEDGER_MAGIC, LEDGER_VERSION, &new_ids)
+            .map_err(|e| DistError::Other(e.to_string()))?;
         let games: Vec<GameRecord> = fresh.into_iter().map(|(_, r)| r).collect();
         positions = games.iter().map(GameRecord::positions).sum();
         let path = t
             .replay
             .add_chunk(games)
             .map_err(|e| DistError::Other(e.to_string()))?;
-        if path != chunk_path(&t.o.dir, n) {
+        if path != chunk_path(dir, n) {
             return Err(DistError::Other(format!(
                 "replay wrote {} but the ledger names chunk {n}",
                 path.display()

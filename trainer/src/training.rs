@@ -1,0 +1,374 @@
+//! `Trainer`: one network being trained — its variables, optimizer, replay window, sampling RNG
+//! and the counters a checkpoint keeps — with the training step, resume, the checkpoint, the ONNX
+//! export and the evaluation against the best network as methods. The single-machine run (`run`)
+//! and the distributed train worker (`distributed::train_worker`) both drive one, so a step, a
+//! checkpoint and an exported model mean the same in both.
+//!
+//! Depends on `config`, `model`, `optim`, `replay`, `checkpoint`, `net_eval`, `arena`, `store`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use engine::eval::{Evaluator, UniformEvaluator, features};
+use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
+use tch::{Device, Kind, Tensor, nn};
+
+use crate::arena::{MatchConfig, MatchResult, play_match};
+use crate::checkpoint::{self, Checkpoint};
+use crate::config::{Resume, Settings};
+use crate::model::{Net, trainable_params};
+use crate::net_eval::{TchEvaluator, TchNet};
+use crate::optim::{OptimConfig, Optimizer};
+use crate::replay::{Replay, Sample};
+use crate::rng::Rng;
+use crate::store;
+
+/// A training batch as device tensors: planes, policy targets, value targets.
+pub fn batch_tensors(samples: &[Sample], size: usize, device: Device) -> (Tensor, Tensor, Tensor) {
+    let n = samples.len() as i64;
+    let s = size as i64;
+    let mut planes = Vec::with_capacity(samples.len() * features::PLANES * size * size);
+    let mut policy = Vec::with_capacity(samples.len() * size * size);
+    let mut value = Vec::with_capacity(samples.len());
+    for x in samples {
+        planes.extend_from_slice(&x.planes);
+        policy.extend_from_slice(&x.policy);
+        value.push(x.value);
+    }
+    (
+        Tensor::from_slice(&planes)
+            .view([n, features::PLANES as i64, s, s])
+            .to_device(device),
+        Tensor::from_slice(&policy)
+            .view([n, s * s])
+            .to_device(device),
+        Tensor::from_slice(&value).to_device(device),
+    )
+}
+
+/// (policy cross-entropy, value MSE) of `net` in training mode on one batch.
+pub fn losses(net: &Net, x: &Tensor, target_p: &Tensor, target_v: &Tensor) -> (Tensor, Tensor) {
+    let (logits, v) = net.forward(x, true);
+    let logp = logits.log_softmax(1, Kind::Float);
+    let pl = -(target_p * logp)
+        .sum_dim_intlist(1, false, Kind::Float)
+        .mean(Kind::Float);
+    let vl = (v - target_v).square().mean(Kind::Float);
+    (pl, vl)
+}
+
+/// What one training step measured.
+#[derive(Clone, Copy, Debug)]
+pub struct StepLosses {
+    pub policy: f64,
+    pub value: f64,
+    pub lr: f64,
+}
+
+/// One evaluation: the trained network against the best one (and the uniform evaluator).
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    pub vs_best: MatchResult,
+    pub vs_uniform: Option<MatchResult>,
+    pub promoted: bool,
+    /// The epoch of the best network it played.
+    pub previous_best: u64,
+}
+
+/// The network new ones are measured against, kept by single-machine runs.
+struct Best {
+    net: Arc<TchEvaluator>,
+    epoch: u64,
+    elo: f64,
+}
+
+pub struct Trainer {
+    pub preset: Preset,
+    pub device: Device,
+    board_size: usize,
+    batch_size: usize,
+    vs: nn::VarStore,
+    net: Net,
+    opt: Optimizer,
+    pub replay: Replay,
+    rng: Rng,
+    /// Training steps taken, epochs (or publications) completed and games in the store.
+    pub step: u64,
+    pub epoch: u64,
+    pub games: u64,
+    best: Option<Best>,
+}
+
+impl Trainer {
+    /// A fresh network for `s` on `device`, its optimizer on a cosine schedule of
+    /// `schedule_steps`, and the replay store of the run folder. `keep_best`: also keep the best
+    /// network for `evaluate` (and in checkpoints).
+    pub fn new(
+        s: &Settings,
+        device: Device,
+        schedule_steps: u64,
+        keep_best: bool,
+        warn: impl FnMut(String),
+    ) -> anyhow::Result<Trainer> {
+        let config = s.model_preset.config();
+        let vs = nn::VarStore::new(device);
+        let net = Net::new(&vs.root(), config);
+        let mut optim = OptimConfig {
+            kind: s.optimizer,
+            lr: s.lr,
+            weight_decay: s.weight_decay,
+            momentum: s.momentum,
+            ..OptimConfig::default()
+        };
+        optim.total_steps = schedule_steps.max(optim.warmup_steps + 1);
+        optim.warmup_steps = optim.warmup_steps.min(optim.total_steps / 10 + 1);
+        let opt = Optimizer::new(&vs, optim);
+        let replay = Replay::open(&s.checkpoint_dir.join("replay"), s.replay_window, warn)?;
+        let best = if keep_best {
+            let net = Arc::new(TchNet::evaluator(config, device, "best", 1));
+            net.backend().load_from(&vs)?;
+            Some(Best {
+                net,
+                epoch: 0,
+                elo: 0.0,
+            })
+        } else {
+            None
+        };
+        Ok(Trainer {
+            preset: s.model_preset,
+            device,
+            board_size: s.board_size,
+            batch_size: s.batch_size,
+            vs,
+            net,
+            opt,
+            replay,
+            rng: Rng::new(s.seed),
+            step: 0,
+            epoch: 0,
+            games: 0,
+            best,
+        })
+    }
+
+    pub fn config(&self) -> NetConfig {
+        self.preset.config()
+    }
+
+    /// Parameters the optimizer trains (before BatchNorm folding).
+    pub fn trainable_params(&self) -> usize {
+        trainable_params(&self.vs)
+    }
+
+    /// Continues from a checkpoint as `resume` says (`Auto`: the newest valid one of `dir`).
+    /// Returns the file it resumed from, or None for a fresh start.
+    pub fn resume(
+        &mut self,
+        resume: &Resume,
+        dir: &Path,
+        mut warn: impl FnMut(String),
+    ) -> anyhow::Result<Option<PathBuf>> {
+        let found = match resume {
+            Resume::None => None,
+            Resume::Auto => checkpoint::latest_valid(dir, &mut warn),
+            Resume::File(path) => Some((path.clone(), checkpoint::load(path)?)),
+        };
+        let Some((path, ck)) = found else {
+            return Ok(None);
+        };
+        self.restore(&ck, &mut warn)
+            .with_context(|| format!("resuming from {}", path.display()))?;
+        Ok(Some(path))
+    }
+
+    fn restore(&mut self, ck: &Checkpoint, warn: &mut impl FnMut(String)) -> anyhow::Result<()> {
+        let config = self.config();
+        if ck.blocks != config.blocks || ck.channels != config.channels {
+            anyhow::bail!(
+                "checkpoint is {} ({}x{}), the settings ask for {} (model_preset)",
+                ck.preset,
+                ck.blocks,
+                ck.channels,
+                self.preset
+            );
+        }
+        checkpoint::restore(&self.vs, &ck.weights).map_err(anyhow::Error::msg)?;
+        self.opt
+            .load_state(&ck.optimizer, ck.step)
+            .map_err(anyhow::Error::msg)?;
+        if let Some(best) = &mut self.best {
+            if !ck.best_weights.is_empty() {
+                best.net
+                    .backend()
+                    .with(|bvs, _| checkpoint::restore(bvs, &ck.best_weights))
+                    .map_err(anyhow::Error::msg)?;
+            }
+            (best.epoch, best.elo) = (ck.best_epoch, ck.best_elo);
+        }
+        if self.replay.next_chunk() < ck.next_chunk {
+            warn(format!(
+                "replay folder ends at chunk {} but the checkpoint saw {}: some chunks are gone",
+                self.replay.next_chunk(),
+                ck.next_chunk
+            ));
+        }
+        (self.step, self.epoch, self.games) = (ck.step, ck.epoch, ck.games_played);
+        self.rng = ck.rng.clone();
+        Ok(())
+    }
+
+    /// One optimizer step on a batch sampled from the window; None when the window is empty.
+    /// A loss that is not finite is an error (nothing is saved from it).
+    pub fn train_step(
+        &mut self,
+        mut warn: impl FnMut(String),
+    ) -> anyhow::Result<Option<StepLosses>> {
+        let mut samples = Vec::with_capacity(self.batch_size);
+        for _ in 0..self.batch_size {
+            match self.replay.sample(&mut self.rng) {
+                Some(Ok(x)) => samples.push(x),
+                Some(Err(e)) => warn(format!("bad replay sample skipped: {e}")),
+                None => break,
+            }
+        }
+        if samples.is_empty() {
+            return Ok(None);
+        }
+        let (x, tp, tv) = batch_tensors(&samples, self.board_size, self.device);
+        let (pl, vl) = losses(&self.net, &x, &tp, &tv);
+        let loss = &pl + &vl;
+        self.opt.zero_grad();
+        loss.backward();
+        let lr = self.opt.step();
+        self.step += 1;
+        let (policy, value) = (pl.double_value(&[]), vl.double_value(&[]));
+        if !policy.is_finite() || !value.is_finite() {
+            anyhow::bail!(
+                "loss is not finite at step {} (policy {policy}, value {value}): lower --lr",
+                self.step
+            );
+        }
+        Ok(Some(StepLosses { policy, value, lr }))
+    }
+
+    /// Copies the trained weights into `net` (a self-play or probe evaluator).
+    pub fn load_into(&self, net: &TchEvaluator) -> anyhow::Result<()> {
+        net.backend().load_from(&self.vs)
+    }
+
+    /// The trained variables, as a checkpoint or a model payload stores them.
+    pub fn weights(&self) -> Vec<checkpoint::NamedTensor> {
+        checkpoint::capture(&self.vs)
+    }
+
+    /// Everything needed to continue: weights, optimizer, counters, RNG, replay cursor, best net.
+    pub fn checkpoint(&self) -> Checkpoint {
+        let config = self.config();
+        let (best_epoch, best_elo, best_weights) = match &self.best {
+            Some(b) => (
+                b.epoch,
+                b.elo,
+                b.net.backend().with(|bvs, _| checkpoint::capture(bvs)),
+            ),
+            None => (0, 0.0, Vec::new()),
+        };
+        Checkpoint {
+            epoch: self.epoch,
+            step: self.step,
+            preset: self.preset.name().into(),
+            blocks: config.blocks,
+            channels: config.channels,
+            rng: self.rng.clone(),
+            next_chunk: self.replay.next_chunk(),
+            games_played: self.games,
+            best_epoch,
+            best_elo,
+            weights: self.weights(),
+            optimizer: self.opt.state(),
+            best_weights,
+        }
+    }
+
+    /// Writes `ckpt-<epoch>.bin` in `dir` atomically; with `keep`, only the newest `keep` stay.
+    pub fn save_checkpoint(&self, dir: &Path, keep: Option<usize>) -> anyhow::Result<PathBuf> {
+        let path = checkpoint::save(dir, &self.checkpoint())?;
+        if let Some(keep) = keep {
+            for (_, old) in checkpoint::list(dir).into_iter().skip(keep.max(1)) {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+        Ok(path)
+    }
+
+    /// The network as an ONNX file (BatchNorm folded, metadata with the step).
+    pub fn onnx(&self) -> anyhow::Result<Vec<u8>> {
+        let weights = self.net.export().context("folding BatchNorm for export")?;
+        let meta = ModelMeta::for_config(&self.config(), self.step);
+        Ok(onnx_bytes(&weights, &meta)?)
+    }
+
+    /// Writes the ONNX model as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically
+    /// (a watching engine never sees half a file).
+    pub fn export(&self, dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+        publish_model_files(dir, name, &self.onnx()?)
+    }
+
+    /// The trained network against the best one (and the uniform evaluator when asked), at the
+    /// settings' evaluation visits; promotes it when it scores above `eval_promote_score`.
+    ///
+    /// # Errors
+    /// When the trainer was made without `keep_best`, or a match fails.
+    pub fn evaluate(&mut self, s: &Settings) -> anyhow::Result<Evaluation> {
+        let epoch = self.epoch;
+        let current = Arc::new(TchNet::evaluator(
+            self.config(),
+            self.device,
+            &format!("epoch{epoch}"),
+            100 + epoch,
+        ));
+        self.load_into(&current)?;
+        let best = self
+            .best
+            .as_mut()
+            .context("this trainer keeps no best network to evaluate against")?;
+        let mc = MatchConfig::for_evaluation(s, s.seed ^ epoch);
+        let best_dyn: Arc<dyn Evaluator> = best.net.clone();
+        let cur_dyn: Arc<dyn Evaluator> = current.clone();
+        let vs_best = play_match(&mc, cur_dyn.clone(), best_dyn)?;
+        let vs_uniform = match s.eval_vs_uniform {
+            true => Some(play_match(&mc, cur_dyn, Arc::new(UniformEvaluator))?),
+            false => None,
+        };
+        let previous_best = best.epoch;
+        let promoted = vs_best.score() > s.eval_promote_score;
+        if promoted {
+            best.elo += vs_best.elo;
+            best.epoch = epoch;
+            best.net.backend().load_from(&self.vs)?;
+        }
+        Ok(Evaluation {
+            vs_best,
+            vs_uniform,
+            promoted,
+            previous_best,
+        })
+    }
+
+    /// (epoch, Elo over the first network) of the best network.
+    pub fn best(&self) -> (u64, f64) {
+        self.best.as_ref().map_or((0, 0.0), |b| (b.epoch, b.elo))
+    }
+}
+
+/// Writes `bytes` as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically.
+pub fn publish_model_files(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let models = dir.join("models");
+    std::fs::create_dir_all(&models).with_context(|| format!("creating {}", models.display()))?;
+    let path = models.join(format!("{name}.onnx"));
+    for p in [&path, &models.join("latest.onnx")] {
+        store::write_atomic(p, bytes).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(path)
+}

@@ -1,0 +1,84 @@
+//! A run folder from before the settings were declared once (no `settings.toml`, checkpoint and
+//! replay chunks as that trainer wrote them) resumes with today's trainer, and the real binary
+//! then refuses to continue it with another board size.
+
+use std::path::Path;
+use std::process::Command;
+
+use engine::net::Preset;
+use trainer::config::Settings;
+use trainer::device::DeviceArg;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_run_folder_from_commit_600a981_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-600a981");
+    copy_dir(&fixture, &dir);
+    let s = Settings {
+        model_preset: Preset::Tiny,
+        board_size: 9,
+        mcts_simulations: 16,
+        selfplay_games: 8,
+        parallel_games: 8,
+        epochs: 3,
+        eval_frequency: 1,
+        eval_pairs: 1,
+        eval_simulations: 8,
+        device: DeviceArg::Cpu,
+        threads: 1,
+        batch_size: 64,
+        train_steps: 2,
+        checkpoint_dir: dir.clone(),
+        ..Settings::default()
+    };
+    let sum = trainer::run::run(&s).unwrap();
+    assert_eq!(
+        sum.resumed_from.as_deref(),
+        Some(dir.join("ckpt-000002.bin").as_path())
+    );
+    assert_eq!(sum.epochs_done, 3);
+    assert_eq!(sum.step, 37 + 2, "the old checkpoint's step, then this epoch's");
+    assert_eq!(sum.games, 16 + 8);
+    assert!(dir.join("ckpt-000003.bin").is_file());
+    assert!(dir.join("replay/chunk-00000002.bin").is_file());
+
+    // Through the binary: the folder records its settings, and a different board is refused
+    // before any work, naming the key and the flag; the folder is left as it was.
+    let trainer = env!("CARGO_BIN_EXE_trainer");
+    let run = |extra: &[&str]| {
+        Command::new(trainer)
+            .args(["--model-preset", "tiny", "--device", "cpu", "--threads", "1"])
+            .args(["--checkpoint-dir"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&["--board-size", "9", "--epochs", "3"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(dir.join("settings.toml").is_file());
+    let before = std::fs::read(dir.join("ckpt-000003.bin")).unwrap();
+    let bad = run(&["--board-size", "11", "--epochs", "4"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(
+        err.contains("`board_size`") && err.contains("--board-size") && err.contains("9"),
+        "{err}"
+    );
+    assert!(!dir.join("ckpt-000004.bin").exists());
+    assert_eq!(std::fs::read(dir.join("ckpt-000003.bin")).unwrap(), before);
+}

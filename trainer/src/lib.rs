@@ -7,12 +7,14 @@
 //! `model` (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows
 //! while it runs), `selfplay`, `net_eval` (the tch backend of the engine's network seam), `probe`
 //! (the network's prior on available fives), `elo`, `arena` (evaluation matches), `training`
-//! (`Trainer`: step, resume, checkpoint, export, evaluation), `metrics`, `plot` (training.png),
-//! `run` (the single-machine loop) and `distributed` (Redis workers over the same `Trainer`).
-//! Only `run`, `main`, `progress` and the distributed workers print. The engine never depends on
+//! (`Trainer`: step, resume, checkpoint, export, evaluation), `bootstrap` (warm-start games of
+//! the classical search), `metrics`, `plot` (training.png), `run` (the single-machine loop) and
+//! `distributed` (Redis workers over the same `Trainer`).
+//! Only `run`, `main`, `progress`, `bootstrap::run` and the distributed workers print. The engine never depends on
 //! this crate.
 
 pub mod arena;
+pub mod bootstrap;
 pub mod checkpoint;
 pub mod config;
 pub mod device;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 use trainer::config::{self, Resolved, Settings};
+use trainer::distributed::cli::Command as Distributed;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -23,9 +24,25 @@ struct Cli {
     profile: Option<String>,
     #[command(flatten)]
     settings: Settings,
-    /// Distributed self-play/training over Redis (settings flags go before the subcommand).
+    /// Without a subcommand: self-play and train (settings flags go before a subcommand).
     #[command(subcommand)]
-    command: Option<trainer::distributed::cli::Command>,
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Warm start: games of the engine's classical search with tactics, written to the replay
+    /// folder of --checkpoint-dir; the next `trainer` run there trains on them first.
+    Bootstrap {
+        /// Games to play.
+        #[arg(long, default_value_t = 256)]
+        games: usize,
+        /// Fresh playouts per move.
+        #[arg(long, default_value_t = 800)]
+        visits: u64,
+    },
+    #[command(flatten)]
+    Distributed(Distributed),
 }
 
 fn main() -> ExitCode {
@@ -47,19 +64,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn start(r: Resolved, command: Option<trainer::distributed::cli::Command>) -> anyhow::Result<()> {
+fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
     for line in &r.overridden {
         eprintln!("trainer: {line}");
     }
-    use trainer::distributed::cli::Command;
-    if !matches!(
+    // Only the self-play worker and the monitor leave the run folder alone.
+    let folder_free = matches!(
         command,
-        Some(Command::SelfplayWorker(_) | Command::Monitor(_))
-    ) {
+        Some(Command::Distributed(
+            Distributed::SelfplayWorker(_) | Distributed::Monitor(_)
+        ))
+    );
+    if !folder_free {
         config::check_run_folder(&r)?;
     }
-    if let Some(cmd) = command {
-        return trainer::distributed::cli::run(cmd, &r.settings);
+    match command {
+        Some(Command::Distributed(cmd)) => return trainer::distributed::cli::run(cmd, &r.settings),
+        Some(Command::Bootstrap { games, visits }) => {
+            trainer::run::set_threads(r.settings.threads);
+            trainer::bootstrap::run(&r.settings, games, visits)?;
+            return Ok(());
+        }
+        None => {}
     }
     let sum = trainer::run::run(&r.settings)?;
     eprintln!(

@@ -120,6 +120,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         resumed_from,
         ..RunSummary::default()
     };
+    let fresh = run_is_fresh(&summary, &t);
     let mut run = Run {
         s,
         t,
@@ -128,6 +129,9 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         metrics,
         summary,
     };
+    if fresh {
+        run.warm_start()?;
+    }
     for epoch in run.t.epoch + 1..=s.epochs {
         run.epoch(epoch)?;
     }
@@ -136,7 +140,37 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     Ok(run.summary)
 }
 
+/// A fresh network over a replay folder that already holds games (`trainer bootstrap`'s).
+fn run_is_fresh(summary: &RunSummary, t: &Trainer) -> bool {
+    summary.resumed_from.is_none() && t.epoch == 0 && !t.replay.is_empty()
+}
+
 impl Run<'_> {
+    /// Trains a fresh network on the games already in the replay folder before its first
+    /// self-play (the warm start from `trainer bootstrap`), then saves it as epoch 0: a restart
+    /// resumes from there instead of training on them again.
+    fn warm_start(&mut self) -> anyhow::Result<()> {
+        let (games, positions) = (self.t.replay.games().len(), self.t.replay.len());
+        eprintln!(
+            "trainer: warm start: training on the {positions} positions of {games} games already in the replay folder"
+        );
+        let trained = self.train(0, positions)?;
+        let dir = &self.s.checkpoint_dir;
+        let ck_path = self.t.save_checkpoint(dir, None)?;
+        let onnx = self.t.export(dir, "model-000000")?;
+        self.metrics.log(
+            "warm_start",
+            json!({"games": games, "positions": positions, "step": self.t.step,
+                   "policy_loss": trained.policy_loss, "value_loss": trained.value_loss,
+                   "checkpoint": ck_path.display().to_string(), "onnx": onnx.display().to_string()}),
+        )?;
+        eprintln!(
+            "trainer: warm start done: step {}, policy {:.4}, value {:.4}",
+            self.t.step, trained.policy_loss, trained.value_loss
+        );
+        Ok(())
+    }
+
     fn epoch(&mut self, epoch: u64) -> anyhow::Result<()> {
         let played = self.self_play(epoch)?;
         let trained = self.train(epoch, played.positions)?;

@@ -24,9 +24,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engine::brain::Difficulty;
 use engine::eval::network::{Backend, NetEvaluator, NetOutput};
 use engine::eval::{Evaluation, UniformEvaluator};
-use engine::brain::Difficulty;
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
@@ -129,27 +129,45 @@ struct Slot {
     rng: Rng,
 }
 
-fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<Slot> {
-    let n = cfg.board_size;
-    let board = start.clone();
-    let seed = cfg.seed.wrapping_mul(0x9E37_79B9).wrapping_add(game as u64);
-    let mcts = MctsConfig {
+/// The search of one self-play game: root noise, tree reuse, tactics as the difficulty says.
+pub(crate) fn mcts_config(cfg: &SelfPlayConfig, seed: u64) -> MctsConfig {
+    let tactics = cfg.difficulty == Difficulty::Medium;
+    MctsConfig {
         threads: 1,
         batch_size: cfg.batch_size_mcts.max(1),
         dirichlet_alpha: cfg.dirichlet_alpha,
         dirichlet_epsilon: cfg.dirichlet_epsilon,
-        tactics: cfg.difficulty == Difficulty::Medium,
-        vcf_budget: if cfg.difficulty == Difficulty::Medium {
-            cfg.vcf_budget_nodes
-        } else {
-            0
-        },
+        tactics,
+        vcf_budget: if tactics { cfg.vcf_budget_nodes } else { 0 },
         final_choice: engine::mcts::FinalChoice::MaxVisits,
         seed,
         reuse_tree: true,
         max_memory: 64 << 20,
         ..MctsConfig::default()
-    };
+    }
+}
+
+/// The seed of game number `game` (its search's noise and its move draws).
+pub(crate) fn game_seed(cfg: &SelfPlayConfig, game: usize) -> u64 {
+    cfg.seed.wrapping_mul(0x9E37_79B9).wrapping_add(game as u64)
+}
+
+/// An empty record of `cfg`'s board and rule.
+pub(crate) fn new_record(cfg: &SelfPlayConfig) -> GameRecord {
+    GameRecord {
+        board_size: cfg.board_size as u8,
+        rule: cfg.rule.to_protocol(),
+        moves: Vec::new(),
+        visits: Vec::new(),
+        outcome: 0,
+        resigned: false,
+    }
+}
+
+fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<Slot> {
+    let board = start.clone();
+    let seed = game_seed(cfg, game);
+    let mcts = mcts_config(cfg, seed);
     // The step-wise API never calls the search's own evaluator: leaves go to the batched net.
     let mut search = Search::new(mcts, Arc::new(UniformEvaluator));
     search.set_position(&board);
@@ -158,14 +176,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
     Ok(Slot {
         board,
         search,
-        record: GameRecord {
-            board_size: n as u8,
-            rule: cfg.rule.to_protocol(),
-            moves: Vec::new(),
-            visits: Vec::new(),
-            outcome: 0,
-            resigned: false,
-        },
+        record: new_record(cfg),
         no_resign,
         low: [0; 2],
         would_resign: None,
@@ -206,8 +217,16 @@ pub fn play_from(
 ) -> anyhow::Result<SelfPlayReport> {
     let start = Instant::now();
     let n = cfg.board_size;
-    if (start_board.width(), start_board.height(), start_board.rule()) != (n, n, cfg.rule) {
-        anyhow::bail!("self-play start position is not a {n}x{n} {:?} board", cfg.rule);
+    if (
+        start_board.width(),
+        start_board.height(),
+        start_board.rule(),
+    ) != (n, n, cfg.rule)
+    {
+        anyhow::bail!(
+            "self-play start position is not a {n}x{n} {:?} board",
+            cfg.rule
+        );
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.parallel_workers.max(1))
@@ -347,33 +366,12 @@ fn make_move(
         report.resigned += 1;
         return Ok(true);
     }
-    let mv = if r.proven == Some(Proven::Win) {
-        target.first().map_or(r.best, |c| c.mv)
-    } else {
-        let t = temperature(cfg, s.record.moves.len());
-        let from_target = SearchResult {
-            root_children: target.clone(),
-            ..r
-        };
-        engine::mcts::sample(&from_target, t, s.rng.unit())
-    };
-    let visits: Vec<(u16, u32)> = target
-        .iter()
-        .map(|c| (s.board.dense_index(c.mv) as u16, c.visits))
-        .collect();
-    if mv == Pos::NONE || visits.is_empty() {
-        // No move searched (full board or a proven end): a draw unless someone won.
-        s.record.outcome = outcome(&s.board);
+    let Some(over) = play_searched(cfg, &mut s.board, &mut s.record, &mut s.rng, &r, &target)?
+    else {
         return Ok(true);
-    }
-    s.board
-        .play(mv)
-        .map_err(|e| anyhow::anyhow!("self-play chose an illegal move: {e}"))?;
+    };
     report.moves += 1;
-    s.record.moves.push(s.board.dense_index(mv) as u16);
-    s.record.visits.push(visits);
-    if s.board.winner().is_some() || s.board.is_full() || s.board.legal_moves().is_empty() {
-        s.record.outcome = outcome(&s.board);
+    if over {
         if let Some(c) = s.would_resign {
             let lost = if c == Color::Black { -1 } else { 1 };
             if s.record.outcome != lost {
@@ -386,6 +384,61 @@ fn make_move(
     s.start_visits = s.search.root_visits();
     s.stalled = false;
     Ok(false)
+}
+
+/// Plays the move a finished search chose on `board` and appends it, with its policy `target`, to
+/// `record`: the first winning move of a proven win, else a draw from the target at the ply's
+/// temperature (drawn with `rng`). Returns None when there was no move to play (full board, or
+/// a result proven before any child was searched: the outcome is set), else whether the game is
+/// now over.
+pub(crate) fn play_searched(
+    cfg: &SelfPlayConfig,
+    board: &mut Board,
+    record: &mut GameRecord,
+    rng: &mut Rng,
+    r: &SearchResult,
+    target: &[RootCandidate],
+) -> anyhow::Result<Option<bool>> {
+    let mv = if r.proven == Some(Proven::Win) {
+        target.first().map_or(r.best, |c| c.mv)
+    } else {
+        let t = temperature(cfg, record.moves.len());
+        let from_target = SearchResult {
+            root_children: target.to_vec(),
+            ..r.clone()
+        };
+        engine::mcts::sample(&from_target, t, rng.unit())
+    };
+    let visits: Vec<(u16, u32)> = target
+        .iter()
+        .map(|c| (board.dense_index(c.mv) as u16, c.visits))
+        .collect();
+    if mv == Pos::NONE || visits.is_empty() {
+        // Nothing to play: a full board, or a root the tactics proved before expanding it. A
+        // proven result is the game's result (labelled a draw, a proven loss taught the value
+        // head that a lost position is even).
+        let me = if board.side_to_move() == Color::Black {
+            1
+        } else {
+            -1
+        };
+        record.outcome = match r.proven {
+            Some(Proven::Win) => me,
+            Some(Proven::Loss) => -me,
+            _ => outcome(board),
+        };
+        return Ok(None);
+    }
+    board
+        .play(mv)
+        .map_err(|e| anyhow::anyhow!("self-play chose an illegal move: {e}"))?;
+    record.moves.push(board.dense_index(mv) as u16);
+    record.visits.push(visits);
+    let over = board.winner().is_some() || board.is_full() || board.legal_moves().is_empty();
+    if over {
+        record.outcome = outcome(board);
+    }
+    Ok(Some(over))
 }
 
 /// Resignation: the side to move is hopeless (root `value` below the threshold) for two of its
@@ -432,11 +485,16 @@ fn temperature(cfg: &SelfPlayConfig, ply: usize) -> f32 {
 /// A proven win: its immediate fives, else every move proven to win, weight 1 each. Otherwise
 /// the root's visits, all of them (the reused subtree's too: they are visits of the same PUCT
 /// over the same position, and counting only this move's share would favour what the earlier
-/// search neglected), without the moves proven lost while any other remains.
+/// search neglected), without the moves proven lost while any other remains. A root the
+/// tactics proved lost before expanding it: their defence.
 pub fn policy_target(board: &Board, r: &SearchResult) -> Vec<RootCandidate> {
     let me = board.side_to_move();
     if r.proven == Some(Proven::Win) {
-        let wins = || r.root_children.iter().filter(|c| c.proven == Some(Proven::Win));
+        let wins = || {
+            r.root_children
+                .iter()
+                .filter(|c| c.proven == Some(Proven::Win))
+        };
         let fives: Vec<&RootCandidate> = wins().filter(|c| board.makes_five(c.mv, me)).collect();
         let chosen: Vec<Pos> = if !fives.is_empty() {
             fives.iter().map(|c| c.mv).collect()
@@ -465,10 +523,21 @@ pub fn policy_target(board: &Board, r: &SearchResult) -> Vec<RootCandidate> {
         .filter(|c| c.proven != Some(Proven::Loss))
         .cloned()
         .collect();
-    if alive.is_empty() {
-        r.root_children.clone()
-    } else {
+    if !alive.is_empty() {
         alive
+    } else if r.root_children.is_empty() && r.best != Pos::NONE {
+        // Proven lost by the tactics before any child was searched: their defence (the move
+        // that delays the loss), so the game goes on and records the winner's forcing line.
+        vec![RootCandidate {
+            mv: r.best,
+            visits: 1,
+            prior: 0.0,
+            value: -1.0,
+            proven: r.proven,
+            pv: Vec::new(),
+        }]
+    } else {
+        r.root_children.clone()
     }
 }
 

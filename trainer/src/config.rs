@@ -106,6 +106,10 @@ pub struct Settings {
     /// Also measure the network against the uniform evaluator at each evaluation.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub eval_vs_uniform: bool,
+    /// Also measure it against the classical evaluator (the engine's default without a network)
+    /// at equal visits: the learning curve that says when a network is worth shipping.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub eval_vs_classical: bool,
     /// Score against the best network (0..1) above which the new one becomes the best.
     #[arg(long, default_value_t = 0.55)]
     pub eval_promote_score: f64,

@@ -29,6 +29,8 @@ pub struct Series {
     pub vs_best: Vec<(f64, f64, f64)>,
     /// (epoch, Elo, 95% error) against the uniform evaluator at equal visits.
     pub vs_uniform: Vec<(f64, f64, f64)>,
+    /// (epoch, Elo, 95% error) against the classical evaluator at equal visits.
+    pub vs_classical: Vec<(f64, f64, f64)>,
 }
 
 fn num(v: &serde_json::Value, key: &str) -> Option<f64> {
@@ -80,6 +82,9 @@ impl Series {
                     if let Some(p) = v.get("vs_uniform").and_then(|m| elo_point(epoch, m)) {
                         s.vs_uniform.push(p);
                     }
+                    if let Some(p) = v.get("vs_classical").and_then(|m| elo_point(epoch, m)) {
+                        s.vs_classical.push(p);
+                    }
                 }
                 _ => {}
             }
@@ -95,6 +100,7 @@ impl Series {
             && self.best_elo.is_empty()
             && self.vs_best.is_empty()
             && self.vs_uniform.is_empty()
+            && self.vs_classical.is_empty()
     }
 }
 
@@ -180,23 +186,21 @@ fn draw_losses(top: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> 
 
 /// Evaluation Elo over epochs, with 95% error bars.
 fn draw_elo(bottom: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> DrawResult<()> {
+    let matches = [&series.vs_best, &series.vs_uniform, &series.vs_classical];
     let epochs = series
         .best_elo
         .iter()
         .map(|p| p.0)
-        .chain(series.vs_best.iter().map(|p| p.0))
-        .chain(series.vs_uniform.iter().map(|p| p.0));
+        .chain(matches.iter().flat_map(|m| m.iter().map(|p| p.0)));
     let (e0, e1) = range(epochs, 0.05);
     let elos = series
         .best_elo
         .iter()
         .map(|p| p.1)
-        .chain(series.vs_best.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]))
         .chain(
-            series
-                .vs_uniform
+            matches
                 .iter()
-                .flat_map(|p| [p.1 - p.2, p.1 + p.2]),
+                .flat_map(|m| m.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2])),
         )
         .chain([0.0]);
     let (r0, r1) = range(elos, 0.08);
@@ -233,6 +237,12 @@ fn draw_elo(bottom: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> 
         &series.vs_uniform,
         MAGENTA,
         "vs uniform evaluator (equal visits)",
+    )?;
+    error_bars(
+        &mut chart,
+        &series.vs_classical,
+        BLUE,
+        "vs classical evaluator (equal visits)",
     )?;
     chart
         .configure_series_labels()

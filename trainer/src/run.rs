@@ -283,9 +283,12 @@ impl Run<'_> {
             e.vs_uniform
                 .as_ref()
                 .map(|u| format!("; {}", vs("uniform", u)))
-                .unwrap_or_default()
+                .unwrap_or_default(),
         );
-        let eval_json = json!({"epoch": epoch, "vs_best": e.vs_best, "vs_uniform": e.vs_uniform,
+        if let Some(c) = &e.vs_classical {
+            eprintln!("trainer: eval epoch {epoch}: {}", vs("classical", c));
+        }
+        let eval_json = json!({"epoch": epoch, "vs_best": e.vs_best, "vs_uniform": e.vs_uniform, "vs_classical": e.vs_classical,
                                "promoted": e.promoted, "best_epoch": best_epoch, "best_elo": best_elo});
         self.metrics.log("eval", eval_json.clone())?;
         self.summary.last_vs_uniform = e.vs_uniform;

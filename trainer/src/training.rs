@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::{Evaluator, UniformEvaluator, features};
 use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
 use tch::{Device, Kind, Tensor, nn};
@@ -71,6 +72,7 @@ pub struct StepLosses {
 pub struct Evaluation {
     pub vs_best: MatchResult,
     pub vs_uniform: Option<MatchResult>,
+    pub vs_classical: Option<MatchResult>,
     pub promoted: bool,
     /// The epoch of the best network it played.
     pub previous_best: u64,
@@ -315,7 +317,8 @@ impl Trainer {
         publish_model_files(dir, name, &self.onnx()?)
     }
 
-    /// The trained network against the best one (and the uniform evaluator when asked), at the
+    /// The trained network against the best one (and the uniform and classical evaluators when
+    /// asked), at the
     /// settings' evaluation visits; promotes it when it scores above `eval_promote_score`.
     ///
     /// # Errors
@@ -337,10 +340,12 @@ impl Trainer {
         let best_dyn: Arc<dyn Evaluator> = best.net.clone();
         let cur_dyn: Arc<dyn Evaluator> = current.clone();
         let vs_best = play_match(&mc, cur_dyn.clone(), best_dyn)?;
-        let vs_uniform = match s.eval_vs_uniform {
-            true => Some(play_match(&mc, cur_dyn, Arc::new(UniformEvaluator))?),
-            false => None,
+        let against = |on: bool, other: Arc<dyn Evaluator>| match on {
+            true => play_match(&mc, cur_dyn.clone(), other).map(Some),
+            false => Ok(None),
         };
+        let vs_uniform = against(s.eval_vs_uniform, Arc::new(UniformEvaluator))?;
+        let vs_classical = against(s.eval_vs_classical, Arc::new(ClassicalEvaluator))?;
         let previous_best = best.epoch;
         let promoted = vs_best.score() > s.eval_promote_score;
         if promoted {
@@ -351,6 +356,7 @@ impl Trainer {
         Ok(Evaluation {
             vs_best,
             vs_uniform,
+            vs_classical,
             promoted,
             previous_best,
         })

@@ -19,6 +19,7 @@ fn settings(dir: &std::path::Path, epochs: u64) -> Settings {
         eval_frequency: 2,
         eval_pairs: 1,
         eval_simulations: 8,
+        eval_vs_classical: true,
         device: trainer::device::DeviceArg::Cpu,
         threads: 1,
         checkpoint_dir: dir.to_path_buf(),
@@ -53,6 +54,11 @@ fn trains_checkpoints_exports_and_resumes() {
     ] {
         assert!(metrics.contains(kind), "{kind} missing from metrics");
     }
+    let eval_line = metrics.lines().find(|l| l.contains("\"kind\":\"eval\"")).unwrap();
+    let eval: serde_json::Value = serde_json::from_str(eval_line).unwrap();
+    let classical = &eval["vs_classical"];
+    let games = ["wins", "draws", "losses"].map(|k| classical[k].as_u64().unwrap());
+    assert_eq!(games.iter().sum::<u64>(), 2, "one pair against the classical evaluator: {eval}");
     // The exported model loads in the engine's runtime.
     engine::eval::onnx::OnnxModel::load(
         models.join("latest.onnx"),

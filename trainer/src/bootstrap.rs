@@ -118,6 +118,7 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
         dir = s.checkpoint_dir.join("replay").display()
     );
     let (mut written, mut positions) = (0, 0);
+    let started = Instant::now();
     let pb = std::sync::Mutex::new(crate::progress::Progress::new("bootstrap", games as u64));
     let plies = crate::progress::expected_plies(s.board_size);
     while written < games {
@@ -125,9 +126,14 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
         let first = replay.next_chunk() as usize * 1_000_000;
         let report = play(&cfg, visits, n, first, |st| {
             let mut pb = pb.lock().unwrap_or_else(|e| e.into_inner());
+            // The whole bootstrap's figures, not this chunk's.
             let st = SelfPlayStatus {
                 games_total: games,
                 games_done: written + st.games_done,
+                moves: positions + st.moves,
+                finished_moves: positions + st.finished_moves,
+                leaves: (positions + st.moves) * visits as usize,
+                elapsed: started.elapsed(),
                 ..*st
             };
             pb.update(st.games_done as u64, || st.line(plies));
@@ -137,6 +143,13 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
         replay.add_chunk(report.games)?;
     }
     pb.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
+    let mut metrics = crate::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
+    metrics.log(
+        "bootstrap",
+        serde_json::json!({"games": written, "positions": positions, "visits": visits,
+                           "seconds": started.elapsed().as_secs_f64(),
+                           "threads": cfg.parallel_workers.max(1)}),
+    )?;
     eprintln!(
         "bootstrap: {written} games, {positions} positions added; the replay window holds {}",
         replay.len()

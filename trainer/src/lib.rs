@@ -8,7 +8,8 @@
 //! while it runs), `selfplay`, `net_eval` (the tch backend of the engine's network seam), `probe`
 //! (the network's prior on available fives), `elo`, `arena` (evaluation matches), `training`
 //! (`Trainer`: step, resume, checkpoint, export, evaluation), `bootstrap` (warm-start games of
-//! the classical search), `metrics`, `plot` (training.png), `run` (the single-machine loop) and
+//! the classical search), `metrics`, `plot` (training.png), `curve` (Elo against the classical evaluator by CPU-hours,
+//! across runs), `run` (the single-machine loop) and
 //! `distributed` (Redis workers over the same `Trainer`).
 //! Only `run`, `main`, `progress`, `bootstrap::run` and the distributed workers print. The engine never depends on
 //! this crate.
@@ -17,6 +18,7 @@ pub mod arena;
 pub mod bootstrap;
 pub mod checkpoint;
 pub mod config;
+pub mod curve;
 pub mod device;
 pub mod distributed;
 pub mod elo;

@@ -41,6 +41,16 @@ enum Command {
         #[arg(long, default_value_t = 800)]
         visits: u64,
     },
+    /// The learning curve: Elo against the classical evaluator by CPU-hours, one line per run
+    /// folder (runs trained with eval_vs_classical), drawn into a PNG.
+    Curve {
+        /// The PNG to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Run folders (--checkpoint-dir of each run).
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
     #[command(flatten)]
     Distributed(Distributed),
 }
@@ -68,12 +78,13 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
     for line in &r.overridden {
         eprintln!("trainer: {line}");
     }
-    // Only the self-play worker and the monitor leave the run folder alone.
+    // Only the self-play worker, the monitor and the curve leave the run folder alone.
     let folder_free = matches!(
         command,
-        Some(Command::Distributed(
-            Distributed::SelfplayWorker(_) | Distributed::Monitor(_)
-        ))
+        Some(
+            Command::Curve { .. }
+                | Command::Distributed(Distributed::SelfplayWorker(_) | Distributed::Monitor(_))
+        )
     );
     if !folder_free {
         config::check_run_folder(&r)?;
@@ -83,6 +94,22 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         Some(Command::Bootstrap { games, visits }) => {
             trainer::run::set_threads(r.settings.threads);
             trainer::bootstrap::run(&r.settings, games, visits)?;
+            return Ok(());
+        }
+        Some(Command::Curve { out, runs }) => {
+            for c in trainer::curve::draw_runs(&runs, &out)? {
+                let last = c.points.last().copied().unwrap_or_default();
+                eprintln!(
+                    "curve: {}: {} evaluations, last at {:.2} CPU-hours: Elo {:+.0} ± {:.0} ({} games)",
+                    c.label,
+                    c.points.len(),
+                    last.0,
+                    last.1,
+                    last.2,
+                    c.games
+                );
+            }
+            eprintln!("curve: wrote {}", out.display());
             return Ok(());
         }
         None => {}

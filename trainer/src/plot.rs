@@ -105,7 +105,7 @@ impl Series {
 }
 
 /// The embedded font, registered once for plotters' "sans-serif" family.
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The font is a constant of the binary; a failure here would be a build defect, and the

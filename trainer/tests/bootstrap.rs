@@ -99,7 +99,11 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
         batch_size: 32,
         train_steps: 3,
         epochs: 1,
-        eval_frequency: 0,
+        eval_frequency: 1,
+        eval_pairs: 1,
+        eval_simulations: 8,
+        eval_vs_uniform: false,
+        eval_vs_classical: true,
         device: DeviceArg::Cpu,
         threads: 1,
         parallel_workers: 2,
@@ -116,6 +120,12 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     assert!(tmp.path().join("models/model-000000.onnx").is_file());
     let metrics = std::fs::read_to_string(tmp.path().join("metrics.jsonl")).unwrap();
     assert!(metrics.contains("\"warm_start\""), "{metrics}");
+    // The learning curve of this folder: one evaluation, bootstrap and self-play games counted.
+    let png = tmp.path().join("curve.png");
+    let curves = trainer::curve::draw_runs(&[tmp.path().to_path_buf()], &png).unwrap();
+    assert_eq!(curves[0].points.len(), 1);
+    assert_eq!(curves[0].games, 6 + 4);
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
     // A second bootstrap adds new games; a resumed run does not warm-start again.
     assert_eq!(bootstrap::run(&s, 2, 64).unwrap(), 2);
     let again = trainer::run::run(&Settings {

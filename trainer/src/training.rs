@@ -100,6 +100,8 @@ pub struct Trainer {
     pub epoch: u64,
     pub games: u64,
     best: Option<Best>,
+    /// The window's games of another board size were reported (once is enough).
+    warned_board: bool,
 }
 
 impl Trainer {
@@ -152,6 +154,7 @@ impl Trainer {
             epoch: 0,
             games: 0,
             best,
+            warned_board: false,
         })
     }
 
@@ -227,9 +230,23 @@ impl Trainer {
         &mut self,
         mut warn: impl FnMut(String),
     ) -> anyhow::Result<Option<StepLosses>> {
+        let cells = self.board_size * self.board_size;
         let mut samples = Vec::with_capacity(self.batch_size);
         for _ in 0..self.batch_size {
             match self.replay.sample(&mut self.rng) {
+                // A game of another board size (a chunk copied in from elsewhere) cannot join
+                // this network's batch.
+                Some(Ok(x)) if x.policy.len() != cells => {
+                    if !self.warned_board {
+                        self.warned_board = true;
+                        warn(format!(
+                            "the replay window holds games of another board ({} points); this \
+                             run plays {n}x{n} and skips them",
+                            x.policy.len(),
+                            n = self.board_size
+                        ));
+                    }
+                }
                 Some(Ok(x)) => samples.push(x),
                 Some(Err(e)) => warn(format!("bad replay sample skipped: {e}")),
                 None => break,

@@ -26,6 +26,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+/// VCF nodes per search leaf in play. Far below the trainer's default (`vcf_budget_nodes`, 2000):
+/// a played move has a fixed time, and the root's threat search has already spent its share on
+/// the deep proofs, so each leaf only looks for the short ones.
+pub const PLAY_LEAF_VCF_NODES: u32 = 64;
+
 /// How hard the engine plays: `Easy` = no threat-space search, `Medium` = threat search at the
 /// root and at search leaves (the "endgame solver" switch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -433,7 +438,7 @@ impl Engine {
                 MctsConfig {
                     threads: self.config.threads,
                     tactics: self.config.difficulty == Difficulty::Medium,
-                    vcf_budget: if self.config.difficulty == Difficulty::Medium { 64 } else { 0 },
+                    vcf_budget: if self.config.difficulty == Difficulty::Medium { PLAY_LEAF_VCF_NODES } else { 0 },
                     max_memory: MctsConfig::tree_bytes_for_engine_limit(if self.max_memory_bytes == 0 {
                         1 << 30
                     } else {

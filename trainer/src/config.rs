@@ -176,6 +176,14 @@ pub struct Settings {
     /// Share of self-play games that never resign (they measure false resignations).
     #[arg(long, default_value_t = 0.2)]
     pub no_resign_fraction: f64,
+    /// Playout-cap randomization (KataGo): the share of self-play moves searched with
+    /// mcts_simulations and recorded as training targets; the others get cheap_simulations
+    /// without root noise and are played but not recorded. 1 = off (every move full).
+    #[arg(long, default_value_t = 1.0)]
+    pub full_search_share: f64,
+    /// Fresh playouts of the cheap searches of playout-cap randomization.
+    #[arg(long, default_value_t = 16)]
+    pub cheap_simulations: u32,
     /// VCF nodes per leaf at difficulty medium (self-play and evaluation searches).
     #[arg(long, default_value_t = 2000)]
     pub vcf_budget_nodes: u32,
@@ -291,6 +299,7 @@ impl Resolved {
             ("eval_promote_score", s.eval_promote_score),
             ("no_resign_fraction", s.no_resign_fraction),
             ("dirichlet_epsilon", s.dirichlet_epsilon),
+            ("full_search_share", s.full_search_share),
         ];
         for (key, v) in unit {
             if !(0.0..=1.0).contains(&v) {

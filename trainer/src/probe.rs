@@ -30,7 +30,7 @@ impl FivePositions {
     pub fn collect(games: &[GameRecord], limit: usize) -> FivePositions {
         let mut positions = Vec::new();
         'games: for g in games {
-            for ply in 0..g.positions() {
+            for ply in 0..g.plies() {
                 if positions.len() >= limit {
                     break 'games;
                 }
@@ -75,8 +75,12 @@ impl FivePositions {
                 .map_err(|e| anyhow::anyhow!("five-prior probe ({}): {e}", net.backend().name()))?;
             for ((b, fives), e) in chunk.iter().zip(&evals) {
                 let policy = &e.policy;
-                sum += fives.iter().map(|&p| policy[b.dense_index(p)] as f64).sum::<f64>();
-                let best = (0..policy.len()).fold(0, |a, i| if policy[i] > policy[a] { i } else { a });
+                sum += fives
+                    .iter()
+                    .map(|&p| policy[b.dense_index(p)] as f64)
+                    .sum::<f64>();
+                let best =
+                    (0..policy.len()).fold(0, |a, i| if policy[i] > policy[a] { i } else { a });
                 top += fives.iter().any(|&p| b.dense_index(p) == best) as usize;
             }
         }

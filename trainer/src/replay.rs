@@ -39,7 +39,13 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
+    /// Training positions: plies with a policy target (a cheap search of playout-cap
+    /// randomization records an empty one: played, not learned from).
     pub fn positions(&self) -> usize {
+        self.visits.iter().filter(|v| !v.is_empty()).count()
+    }
+    /// Plies with a record, targets or not.
+    pub fn plies(&self) -> usize {
         self.visits.len()
     }
     pub fn rule(&self) -> Rule {
@@ -90,7 +96,8 @@ pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, Str
     let visits = rec
         .visits
         .get(ply)
-        .ok_or_else(|| format!("no visits for ply {ply}"))?;
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("no policy target at ply {ply}"))?;
     let total: u64 = visits.iter().map(|v| v.1 as u64).sum();
     for &(i, v) in visits {
         if (i as usize) < n * n && total > 0 {
@@ -175,8 +182,10 @@ impl Replay {
         self.games.drain(..drop_n);
         self.index.clear();
         for (gi, g) in self.games.iter().enumerate() {
-            for ply in 0..g.positions() {
-                self.index.push((gi as u32, ply as u32));
+            for (ply, target) in g.visits.iter().enumerate() {
+                if !target.is_empty() {
+                    self.index.push((gi as u32, ply as u32));
+                }
             }
         }
     }

@@ -45,6 +45,10 @@ pub struct SelfPlayConfig {
     pub parallel_games: usize,
     pub parallel_workers: usize,
     pub difficulty: Difficulty,
+    /// Playout-cap randomization: share of moves searched in full and recorded (1 = all).
+    pub full_search_share: f64,
+    /// Fresh playouts of the other, cheap, unrecorded searches.
+    pub cheap_simulations: u32,
     /// VCF nodes per leaf at difficulty medium.
     pub vcf_budget_nodes: u32,
     pub dirichlet_alpha: f32,
@@ -71,6 +75,8 @@ impl SelfPlayConfig {
             parallel_games: s.parallel_games,
             parallel_workers: s.parallel_workers,
             difficulty: s.difficulty,
+            full_search_share: s.full_search_share,
+            cheap_simulations: s.cheap_simulations,
             vcf_budget_nodes: s.vcf_budget_nodes,
             dirichlet_alpha: s.dirichlet_alpha as f32,
             dirichlet_epsilon: s.dirichlet_epsilon as f32,
@@ -94,7 +100,10 @@ impl Default for SelfPlayConfig {
 #[derive(Debug, Default)]
 pub struct SelfPlayReport {
     pub games: Vec<GameRecord>,
+    /// Training positions recorded (cheap searches of playout-cap randomization excluded).
     pub positions: usize,
+    /// Plies of the finished games, recorded or not.
+    pub finished_plies: usize,
     pub elapsed: Duration,
     pub forward_time: Duration,
     pub forwards: usize,
@@ -127,6 +136,10 @@ struct Slot {
     stalled: bool,
     /// Draws the played move from the target.
     rng: Rng,
+    /// This move's fresh playouts: the full search, or a cheap one (playout-cap randomization).
+    sims: u64,
+    /// This move's search is a full one, recorded as a training target.
+    full: bool,
 }
 
 /// The search of one self-play game: root noise, tree reuse, tactics as the difficulty says.
@@ -173,7 +186,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
     search.set_position(&board);
     let mut r = Rng::new(seed);
     let no_resign = r.unit() < cfg.no_resign_fraction;
-    Ok(Slot {
+    let mut slot = Slot {
         board,
         search,
         record: new_record(cfg),
@@ -187,7 +200,29 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
         before: 0,
         stalled: false,
         rng: r,
-    })
+        sims: 0,
+        full: true,
+    };
+    slot.begin_move(cfg);
+    Ok(slot)
+}
+
+impl Slot {
+    /// Starts a move's search: a full one, recorded, or under playout-cap randomization a cheap
+    /// one, without root noise and not recorded. The share draws no number when it is 1, so
+    /// self-play without it is what it always was.
+    fn begin_move(&mut self, cfg: &SelfPlayConfig) {
+        self.full = cfg.full_search_share >= 1.0 || self.rng.unit() < cfg.full_search_share;
+        let sims = if self.full {
+            cfg.simulations
+        } else {
+            cfg.cheap_simulations
+        };
+        self.sims = sims.max(1) as u64;
+        if !self.full {
+            self.search.skip_root_noise();
+        }
+    }
 }
 
 /// Plays `games` games with `net`, `cfg.parallel_games` at a time. `progress` is called after
@@ -238,16 +273,15 @@ pub fn play_from(
         slots.push(new_slot(cfg, start_board, first_game + started)?);
         started += 1;
     }
-    let sims = cfg.simulations.max(1) as u64;
     let mut batch_planes: Vec<f32> = Vec::new();
     while !slots.is_empty() {
-        pool.install(|| gather(cfg, net, &mut slots, sims));
+        pool.install(|| gather(cfg, net, &mut slots));
         let output = forward_all(net, &slots, &mut batch_planes, n, &mut report)?;
         pool.install(|| apply_all(net, &mut slots, &output))?;
         // Move in every game whose search is done; finish games; refill slots.
         let mut i = 0;
         while i < slots.len() {
-            if !search_done(&slots[i], sims) {
+            if !search_done(&slots[i]) {
                 i += 1;
                 continue;
             }
@@ -257,6 +291,7 @@ pub fn play_from(
             }
             let s = slots.swap_remove(i);
             report.positions += s.record.positions();
+            report.finished_plies += s.record.plies();
             report.games.push(s.record);
             if started < games {
                 slots.push(new_slot(cfg, start_board, first_game + started)?);
@@ -268,7 +303,7 @@ pub fn play_from(
             games_done: report.games.len(),
             games_running: slots.len(),
             moves: report.moves,
-            finished_moves: report.positions,
+            finished_moves: report.finished_plies,
             leaves: report.leaves,
             elapsed: start.elapsed(),
         });
@@ -280,18 +315,18 @@ pub fn play_from(
 }
 
 /// Step 1: every game (in parallel) gathers its leaves and encodes them.
-fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Slot], sims: u64) {
+fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Slot]) {
     slots.par_iter_mut().for_each(|s| {
         s.before = s.search.root_visits();
         // A reused subtree may already be proven: move without searching.
-        s.gathered = !search_done(s, sims);
+        s.gathered = !search_done(s);
         s.planes.clear();
         if !s.gathered {
             s.pending = 0;
             return;
         }
         let fresh = s.before - s.start_visits;
-        let want = (sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
+        let want = (s.sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
         s.pending = s.search.gather_leaves(want).len();
         net.encode(&s.search.pending_boards(), &mut s.planes);
     })
@@ -371,6 +406,12 @@ fn make_move(
         return Ok(true);
     };
     report.moves += 1;
+    if !s.full {
+        // A cheap search: the move is played, its target not learned from.
+        if let Some(target) = s.record.visits.last_mut() {
+            target.clear();
+        }
+    }
     if over {
         if let Some(c) = s.would_resign {
             let lost = if c == Color::Black { -1 } else { 1 };
@@ -383,6 +424,7 @@ fn make_move(
     s.search.set_position(&s.board);
     s.start_visits = s.search.root_visits();
     s.stalled = false;
+    s.begin_move(cfg);
     Ok(false)
 }
 
@@ -463,9 +505,9 @@ fn resigns(cfg: &SelfPlayConfig, s: &mut Slot, value: f32) -> bool {
 }
 
 /// This move's search is over: its fresh playouts are spent, the root is proven, or it stalled.
-fn search_done(s: &Slot, sims: u64) -> bool {
+fn search_done(s: &Slot) -> bool {
     s.stalled
-        || s.search.root_visits() - s.start_visits >= sims
+        || s.search.root_visits() - s.start_visits >= s.sims
         || s.search.result().proven.is_some()
 }
 

@@ -230,3 +230,43 @@ fn every_move_searches_its_own_playouts() {
         }
     }
 }
+
+/// Playout-cap randomization: about the chosen share of moves get the full search and a target;
+/// the others are played after a cheap search and recorded without one, so the replay store never
+/// samples them. Off (share 1), every move is recorded.
+#[test]
+fn playout_cap_randomization_records_only_the_full_searches() {
+    let c = SelfPlayConfig {
+        full_search_share: 0.25,
+        cheap_simulations: 4,
+        ..cfg()
+    };
+    let r = play(&c, &uniform(), 16, 0, |_| {}).unwrap();
+    let plies: usize = r.games.iter().map(|g| g.plies()).sum();
+    let full: usize = r.games.iter().map(|g| g.positions()).sum();
+    assert_eq!(r.positions, full);
+    assert_eq!(r.finished_plies, plies);
+    let share = full as f64 / plies as f64;
+    eprintln!("playout cap: {full} of {plies} plies searched in full ({share:.2})");
+    assert!((0.1..0.45).contains(&share), "share {share} for 0.25");
+    for g in &r.games {
+        assert_eq!(g.moves.len(), g.visits.len());
+        for (k, t) in g.visits.iter().enumerate() {
+            let total: u32 = t.iter().map(|v| v.1).sum();
+            assert!(t.is_empty() || total >= 1, "ply {k}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut replay = trainer::replay::Replay::open(dir.path(), 100_000, |_| {}).unwrap();
+    replay.add_chunk(r.games).unwrap();
+    assert_eq!(replay.len(), full);
+    let mut rng = trainer::rng::Rng::new(1);
+    for _ in 0..500 {
+        let s = replay.sample(&mut rng).unwrap().unwrap();
+        let mass: f32 = s.policy.iter().sum();
+        assert!((mass - 1.0).abs() < 1e-4, "a sampled target sums to {mass}");
+    }
+    // Off: every ply is a training position.
+    let off = play(&cfg(), &uniform(), 4, 0, |_| {}).unwrap();
+    assert!(off.games.iter().all(|g| g.positions() == g.plies()));
+}

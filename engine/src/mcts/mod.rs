@@ -334,6 +334,12 @@ impl Search {
 
     /// Sets the position to search. When it extends the previous one (same board and rule, the
     /// old moves first) and tree reuse is on, the subtree already searched is kept.
+    /// Leaves the current position's search without root noise (self-play's cheap searches of
+    /// playout-cap randomization); the next `set_position` turns noise back on.
+    pub fn skip_root_noise(&mut self) {
+        lock(&self.shared).noise_done = true;
+    }
+
     pub fn set_position(&mut self, board: &Board) {
         self.cancel_pending();
         let reused = self.config.reuse_tree && self.try_reuse(board);

@@ -65,6 +65,47 @@ fn evaluates_an_exported_network_against_both_baselines() {
             + r["losses"].as_u64().unwrap();
         assert_eq!(games, 4, "{doc}");
     }
+    // Head to head with another network's file: the model against itself, one pair (its two
+    // colours from one opening): both games are played and scored.
+    let model = dir.path().join("models").join("latest.onnx");
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .args([
+            "--board-size",
+            "7",
+            "--pairs",
+            "1",
+            "--simulations",
+            "8",
+            "--workers",
+            "1",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .arg("--against")
+        .arg(&model)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &doc["results"][model.to_str().unwrap()];
+    let games = ["wins", "draws", "losses"].map(|k| r[k].as_u64().unwrap());
+    assert_eq!(games.iter().sum::<u64>(), 2, "{doc}");
+    // An opponent that is neither a baseline nor a model file is refused by name.
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .arg("--model")
+        .arg(&model)
+        .args(["--against", "stockfish", "--pairs", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`stockfish`"));
     // A missing model is a clean error naming the file, not a panic.
     let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
         .args(["--model", "/nonexistent/model.onnx", "--pairs", "1"])

@@ -8,7 +8,7 @@
 //! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and
 //! `engine::eval`; never on tch.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -50,7 +50,8 @@ struct Cli {
     /// Visits per move for both sides (default: the profile's eval_simulations).
     #[arg(long)]
     simulations: Option<u64>,
-    /// Opponents, comma separated: uniform, classical.
+    /// Opponents, comma separated: uniform, classical, or another network's .onnx file (two
+    /// runs' models head to head).
     #[arg(long, default_value = "uniform,classical")]
     against: String,
     /// Games played at once (threads).
@@ -63,11 +64,27 @@ struct Cli {
     json: Option<PathBuf>,
 }
 
-fn opponent(name: &str) -> anyhow::Result<Arc<dyn Evaluator>> {
+/// A network in the engine's ONNX Runtime evaluator, one session per game played at once.
+fn load_net(path: &Path, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
+    let config = OnnxEvaluatorConfig {
+        sessions: workers,
+        threads_intra: 1,
+        device: Device::Cpu,
+        batch: 1,
+    };
+    let net = OnnxEvaluator::load(path, config)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(Arc::new(net))
+}
+
+fn opponent(name: &str, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
     match name.trim() {
         "uniform" => Ok(Arc::new(UniformEvaluator)),
         "classical" => Ok(Arc::new(ClassicalEvaluator)),
-        other => anyhow::bail!("unknown opponent `{other}` (expected uniform or classical)"),
+        other if other.ends_with(".onnx") => load_net(Path::new(other), workers),
+        other => anyhow::bail!(
+            "unknown opponent `{other}` (expected uniform, classical or an .onnx file)"
+        ),
     }
 }
 
@@ -110,17 +127,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| s.checkpoint_dir.join("models").join("latest.onnx"));
     let workers = cli.workers.max(1);
-    let net = OnnxEvaluator::load(
-        &model,
-        OnnxEvaluatorConfig {
-            sessions: workers,
-            threads_intra: 1,
-            device: Device::Cpu,
-            batch: 1,
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
-    let net: Arc<dyn Evaluator> = Arc::new(net);
+    let net = load_net(&model, workers)?;
     let simulations = cli.simulations.unwrap_or(s.eval_simulations as u64).max(1);
     let mc = MatchConfig {
         board_size: s.board_size,
@@ -142,7 +149,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     );
     let mut results = serde_json::Map::new();
     for name in cli.against.split(',').filter(|n| !n.trim().is_empty()) {
-        let opp = opponent(name)?;
+        let opp = opponent(name, workers)?;
         let t0 = Instant::now();
         let r = play_match(&mc, net.clone(), opp)?;
         let secs = t0.elapsed().as_secs_f64();

@@ -340,3 +340,33 @@ fn onnx_throughput_small_15x15_b16_t1() {
         positions / cpu
     );
 }
+
+/// The int8 (QDQ) export runs in ONNX Runtime and stays close to the fp32 reference: logits
+/// within a few quantization steps of their spread, values within 0.05; it says it is int8; and
+/// it cannot be quantized again (its fp32 weights are gone), which is said by name.
+#[test]
+fn int8_export_runs_close_to_the_fp32_reference() {
+    runtime();
+    let (w, fp32) = tiny(11);
+    let (h, wd) = (9, 9);
+    let hw = h * wd;
+    let calibration: Vec<Vec<f32>> = planes(32, h, wd, 5).chunks(11 * hw).map(|c| c.to_vec()).collect();
+    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd).unwrap();
+    let mut m = OnnxModel::from_bytes(&int8, 1, Device::Cpu).unwrap();
+    let x = planes(8, h, wd, 9);
+    let (p, v) = m.run(&x, 8, h, wd).unwrap();
+    let (rp, rv) = reference_forward(&w, &x, 8, h, wd).unwrap();
+    let spread = rp.iter().fold(0f32, |a, &b| a.max(b.abs())).max(1e-3);
+    let dp = max_diff(&p, &rp);
+    let dv = max_diff(&v, &rv);
+    eprintln!("int8 vs reference: logits max diff {dp:.4} of spread {spread:.3}, values {dv:.4}");
+    assert!(dp < 0.1 * spread, "logits differ by {dp} (spread {spread})");
+    assert!(dv < 0.05, "values differ by {dv}");
+    let proto = <engine::net::onnx_pb::ModelProto as prost::Message>::decode(&int8[..]).unwrap();
+    let quant = proto.metadata_props.iter().find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
+    assert_eq!(quant.and_then(|p| p.value.as_deref()), Some("int8-qdq"));
+    let again = engine::net::quant::quantize_model_bytes(&int8, &calibration, h, wd).unwrap_err();
+    assert!(again.to_string().contains("not an fp32"), "{again}");
+    let garbage = engine::net::quant::quantize_model_bytes(b"not onnx", &calibration, h, wd).unwrap_err();
+    assert!(garbage.to_string().contains("not an ONNX model"), "{garbage}");
+}

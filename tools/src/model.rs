@@ -37,8 +37,23 @@ pub enum ModelCmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Every preset on one core: ONNX Runtime positions/s at batch 1, 8 and 32 (15x15), and the
-    /// engine's MCTS visits/s over it (one thread, batch 8) on a 30-stone middle game.
+    /// The int8 export of an fp32 model (static QDQ, calibrated on positions of the classical
+    /// engine's games), with its policy/value agreement with the fp32 model on other positions.
+    Quantize {
+        /// The fp32 .onnx file (as the trainer exports it).
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Calibration positions (and as many more for the agreement check).
+        #[arg(long, default_value_t = 256)]
+        positions: usize,
+        /// Board size of the positions.
+        #[arg(long, default_value_t = 15)]
+        size: usize,
+    },
+    /// Every preset on one core: ONNX Runtime positions/s at batch 1, 8 and 32 (15x15), fp32
+    /// and int8 at batch 8 with their agreement, and the engine's MCTS visits/s over the fp32
+    /// model (one thread, batch 8) on a 30-stone middle game.
     Bench {
         /// Engine search time per preset.
         #[arg(long, default_value_t = 1000)]
@@ -52,6 +67,12 @@ pub enum ModelCmd {
 pub fn run(args: Args) -> Result<(), String> {
     match args.cmd {
         ModelCmd::Info { file } => info(&file),
+        ModelCmd::Quantize {
+            file,
+            out,
+            positions,
+            size,
+        } => quantize(&file, &out, positions, size),
         ModelCmd::Bench { search_ms, ort_ms } => bench(search_ms, ort_ms),
         ModelCmd::Random { preset, out, seed } => {
             let w = NetWeights::random(preset.config(), seed).map_err(|e| e.to_string())?;
@@ -89,26 +110,157 @@ fn info(file: &std::path::Path) -> Result<(), String> {
         .run(&planes, 1, size, size)
         .map_err(|e| format!("probe forward: {e}"))?;
     println!("file            {} ({bytes} bytes)", file.display());
-    println!("preset          {} ({} blocks x {} channels)", m.preset, m.blocks, m.channels);
-    println!("parameters      {} (network contract heads)", config.param_count());
-    println!("feature version {} (input planes {})", m.feature_version, m.input_planes);
+    println!(
+        "preset          {} ({} blocks x {} channels)",
+        m.preset, m.blocks, m.channels
+    );
+    println!(
+        "parameters      {} (network contract heads)",
+        config.param_count()
+    );
+    println!(
+        "feature version {} (input planes {})",
+        m.feature_version, m.input_planes
+    );
     println!("training step   {}", m.step);
-    println!("board sizes     {}..={} (any rule: the rule is an input plane)", m.min_board, m.max_board);
-    println!("probe           {size}x{size} empty board: value {:+.4}, outputs finite", value[0]);
+    println!(
+        "board sizes     {}..={} (any rule: the rule is an input plane)",
+        m.min_board, m.max_board
+    );
+    println!(
+        "probe           {size}x{size} empty board: value {:+.4}, outputs finite",
+        value[0]
+    );
     Ok(())
+}
+
+/// Positions of games the classical MCTS plays against itself (root noise, a different seed
+/// per game), as input planes: what a network meets in play, for calibration and agreement.
+pub fn game_positions(count: usize, size: usize, seed: u64) -> Result<Vec<Vec<f32>>, String> {
+    use engine::eval::classical::ClassicalEvaluator;
+    use engine::mcts::{MctsConfig, Search, SearchLimits};
+    let mut out = Vec::with_capacity(count);
+    let mut game = 0u64;
+    while out.len() < count {
+        let config = MctsConfig {
+            dirichlet_alpha: 0.3,
+            seed: seed.wrapping_mul(1_000_003).wrapping_add(game),
+            ..MctsConfig::default()
+        };
+        let mut search = Search::new(config, std::sync::Arc::new(ClassicalEvaluator));
+        let mut b = Board::new(size, size, Rule::Freestyle).map_err(|e| e.to_string())?;
+        while out.len() < count && b.winner().is_none() && !b.legal_moves().is_empty() {
+            let mut planes = vec![0f32; features::input_len(&b)];
+            features::encode(&b, &mut planes);
+            out.push(planes);
+            search.set_position(&b);
+            let r = search.run(&SearchLimits::visits(32));
+            let mv = if r.best == engine::game::Pos::NONE {
+                b.legal_moves()[0]
+            } else {
+                r.best
+            };
+            b.play(mv).map_err(|e| e.to_string())?;
+        }
+        game += 1;
+    }
+    Ok(out)
+}
+
+/// How closely `b` follows `a` on `positions`: the share of positions with the same best move,
+/// and the mean absolute value difference.
+fn agreement(
+    a: &mut OnnxModel,
+    b: &mut OnnxModel,
+    positions: &[Vec<f32>],
+    size: usize,
+) -> Result<(f64, f64), String> {
+    let (mut same, mut dv) = (0usize, 0f64);
+    let argmax = |v: &[f32]| (0..v.len()).fold(0, |best, i| if v[i] > v[best] { i } else { best });
+    for x in positions {
+        let (pa, va) = a.run(x, 1, size, size).map_err(|e| e.to_string())?;
+        let (pb, vb) = b.run(x, 1, size, size).map_err(|e| e.to_string())?;
+        same += usize::from(argmax(&pa) == argmax(&pb));
+        dv += (va[0] - vb[0]).abs() as f64;
+    }
+    let n = positions.len().max(1) as f64;
+    Ok((same as f64 / n, dv / n))
+}
+
+fn quantize(
+    file: &std::path::Path,
+    out: &std::path::Path,
+    positions: usize,
+    size: usize,
+) -> Result<(), String> {
+    OnnxRuntime::init().map_err(|e| e.to_string())?;
+    let fp32 = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut model = OnnxModel::from_bytes(&fp32, 1, Device::Cpu)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let calibration = game_positions(positions.max(1), size, 1)?;
+    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, size, size)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu)
+        .map_err(|e| format!("ONNX Runtime refuses the int8 export: {e}"))?;
+    let held_out = game_positions(positions.max(1), size, 2)?;
+    let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
+    engine::net::write_atomic(out, &int8).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "wrote {} ({} bytes, int8 QDQ, calibrated on {} positions); against the fp32 model on {} other positions: \
+         same best move {:.1}%, mean |value difference| {dv:.4}",
+        out.display(),
+        int8.len(),
+        calibration.len(),
+        held_out.len(),
+        100.0 * top1
+    );
+    Ok(())
+}
+
+/// Positions/s of `model` at `batch` copies of `one`, measured for about `ms`.
+fn ort_rate(
+    model: &mut OnnxModel,
+    one: &[f32],
+    batch: usize,
+    size: usize,
+    ms: u64,
+) -> Result<f64, String> {
+    use std::time::{Duration, Instant};
+    let planes: Vec<f32> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len() * batch)
+        .collect();
+    model
+        .run(&planes, batch, size, size)
+        .map_err(|e| e.to_string())?; // warm-up
+    let (start, mut n) = (Instant::now(), 0usize);
+    while start.elapsed() < Duration::from_millis(ms) {
+        model
+            .run(&planes, batch, size, size)
+            .map_err(|e| e.to_string())?;
+        n += batch;
+    }
+    Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
 fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
     use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
     use engine::mcts::{MctsConfig, Search, SearchLimits};
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     OnnxRuntime::init().map_err(|e| e.to_string())?;
     let board = engine::bench::position(Rule::Freestyle, 30);
     let size = board.width();
     let mut one = vec![0f32; features::input_len(&board)];
     features::encode(&board, &mut one);
-    println!("preset  blocks x ch  parameters  ORT pos/s b1  b8  b32 (1 core, 15x15)  engine visits/s (1 thread, {search_ms} ms)");
+    let calibration = game_positions(4, size, 1)?;
+    let held_out = game_positions(64, size, 2)?;
+    println!(
+        "preset  blocks x ch  parameters  ORT fp32 pos/s b1  b8  b32  int8 b8  (x fp32)  \
+         int8 same move / |dv|  engine visits/s (1 thread, {search_ms} ms)"
+    );
     for preset in Preset::ALL {
         let w = NetWeights::random(preset.config(), 1).map_err(|e| e.to_string())?;
         let bytes = engine::net::onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0))
@@ -116,16 +268,20 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         let mut model = OnnxModel::from_bytes(&bytes, 1, Device::Cpu).map_err(|e| e.to_string())?;
         let mut rates = Vec::new();
         for batch in [1usize, 8, 32] {
-            let planes: Vec<f32> = one.iter().copied().cycle().take(one.len() * batch).collect();
-            model.run(&planes, batch, size, size).map_err(|e| e.to_string())?; // warm-up
-            let (start, mut n) = (Instant::now(), 0usize);
-            while start.elapsed() < Duration::from_millis(ort_ms) {
-                model.run(&planes, batch, size, size).map_err(|e| e.to_string())?;
-                n += batch;
-            }
-            rates.push(n as f64 / start.elapsed().as_secs_f64());
+            rates.push(ort_rate(&mut model, &one, batch, size, ort_ms)?);
         }
-        let config = OnnxEvaluatorConfig { batch: 8, ..OnnxEvaluatorConfig::default() };
+        let ranges = engine::net::quant::calibrate(&w, &calibration, size, size)
+            .map_err(|e| e.to_string())?;
+        let int8 =
+            engine::net::quantized_onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0), &ranges)
+                .map_err(|e| e.to_string())?;
+        let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu).map_err(|e| e.to_string())?;
+        let int8_rate = ort_rate(&mut q, &one, 8, size, ort_ms)?;
+        let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
+        let config = OnnxEvaluatorConfig {
+            batch: 8,
+            ..OnnxEvaluatorConfig::default()
+        };
         let eval = OnnxEvaluator::from_bytes(&bytes, config).map_err(|e| e.to_string())?;
         let mut search = Search::new(MctsConfig::default(), Arc::new(eval));
         search.set_position(&board);
@@ -133,7 +289,7 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         let visits = r.playouts as f64 / r.elapsed.as_secs_f64().max(1e-9);
         let (b, c) = preset.dims();
         println!(
-            "{:<7} {:>3} x {:<5} {:>10}  {:>9.0} {:>6.0} {:>6.0}  {:>12.0}",
+            "{:<7} {:>3} x {:<5} {:>10}  {:>14.0} {:>6.0} {:>6.0}  {:>7.0}  {:>7.2}x  {:>13.1}% / {:.3}  {:>12.0}",
             preset.name(),
             b,
             c,
@@ -141,6 +297,10 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
             rates[0],
             rates[1],
             rates[2],
+            int8_rate,
+            int8_rate / rates[1],
+            100.0 * top1,
+            dv,
             visits
         );
     }

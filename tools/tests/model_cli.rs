@@ -83,3 +83,26 @@ fn bench_lists_every_preset() {
         );
     }
 }
+
+#[test]
+fn quantize_writes_an_int8_model_that_loads_and_refuses_to_quantize_twice() {
+    let fp32 = scratch("q-tiny.onnx");
+    let int8 = scratch("q-tiny.int8.onnx");
+    let (code, text) = tools(&["model", "random", "--preset", "tiny", "--out", fp32.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = tools(&[
+        "model", "quantize", fp32.to_str().unwrap(), "--out", int8.to_str().unwrap(), "--positions", "16",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("int8 QDQ") && text.contains("same best move"), "{text}");
+    let (code, text) = tools(&["model", "info", int8.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("outputs finite"), "{text}");
+    let again = scratch("q-again.onnx");
+    let (code, text) = tools(&[
+        "model", "quantize", int8.to_str().unwrap(), "--out", again.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("not an fp32") && !text.contains("panicked"), "{text}");
+    assert!(!again.exists());
+}

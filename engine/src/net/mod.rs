@@ -1,18 +1,24 @@
 //! The policy/value network as plain data (network contract v1): presets, shapes, weights with
-//! BatchNorm already folded, model metadata, the ONNX writer and a naive reference forward pass.
+//! BatchNorm already folded, model metadata, the ONNX writer (fp32, and int8 QDQ through `quant`)
+//! and a naive reference forward pass.
 //!
 //! Shared by the engine (tests, tiny models), the trainer (export after training) and tools.
 //! Must not depend on any inference runtime (`ort`, `tch`), on `game`, or on search code: it only
 //! knows tensors. The runtime that executes the written files lives in `eval::onnx`.
 
 pub mod onnx_pb;
+pub mod quant;
 mod reference;
 mod weights;
 mod writer;
 
 pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
-pub use writer::{model_proto, onnx_bytes, write_atomic, write_model_file};
+pub use writer::{
+    QUANTIZATION_KEY, model_proto, onnx_bytes, quantized_model_proto, quantized_onnx_bytes,
+    write_atomic,
+    write_model_file,
+};
 
 use std::fmt;
 use std::str::FromStr;

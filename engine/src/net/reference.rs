@@ -34,34 +34,58 @@ pub fn reference_forward(
     let mut value = Vec::with_capacity(n);
     for b in 0..n {
         let x = &planes[b * c.input_planes * hw..(b + 1) * c.input_planes * hw];
-        let mut t = conv2d(&weights.stem, x, h, w);
-        relu(&mut t);
-        for blk in &weights.blocks {
-            let mut y = conv2d(&blk.conv1, &t, h, w);
-            relu(&mut y);
-            let mut y = conv2d(&blk.conv2, &y, h, w);
-            for (yi, ti) in y.iter_mut().zip(&t) {
-                *yi += *ti;
-            }
-            relu(&mut y);
-            t = y;
-        }
-        let mut p = conv2d(&weights.policy_conv, &t, h, w);
-        relu(&mut p);
-        policy.extend(conv2d(&weights.policy_out, &p, h, w));
-
-        let mut v = conv2d(&weights.value_conv, &t, h, w);
-        relu(&mut v);
-        let mut pooled: Vec<f32> = v
-            .chunks(hw)
-            .map(|ch| (ch.iter().map(|&a| a as f64).sum::<f64>() / hw as f64) as f32)
-            .collect();
-        pooled.extend(v.chunks(hw).map(|ch| ch.iter().copied().fold(f32::MIN, f32::max)));
-        let mut hidden = dense(&weights.value_fc1, &pooled);
-        relu(&mut hidden);
-        value.push(dense(&weights.value_fc2, &hidden)[0].tanh());
+        let (p, v) = forward_one(weights, x, h, w, &mut |_, _| {});
+        policy.extend(p);
+        value.push(v);
     }
     Ok((policy, value))
+}
+
+/// One position through the network; `seen` gets every intermediate tensor the int8 export
+/// quantizes, under its name in the ONNX graph (`net::writer`), for calibration.
+pub(crate) fn forward_one(
+    weights: &NetWeights,
+    x: &[f32],
+    h: usize,
+    w: usize,
+    seen: &mut dyn FnMut(&str, &[f32]),
+) -> (Vec<f32>, f32) {
+    let hw = h * w;
+    seen(super::INPUT_NAME, x);
+    let mut t = conv2d(&weights.stem, x, h, w);
+    relu(&mut t);
+    seen("stem.relu", &t);
+    for (i, blk) in weights.blocks.iter().enumerate() {
+        let mut y = conv2d(&blk.conv1, &t, h, w);
+        relu(&mut y);
+        seen(&format!("block{i}.relu1"), &y);
+        let mut y = conv2d(&blk.conv2, &y, h, w);
+        seen(&format!("block{i}.conv2"), &y);
+        for (yi, ti) in y.iter_mut().zip(&t) {
+            *yi += *ti;
+        }
+        relu(&mut y);
+        seen(&format!("block{i}.relu2"), &y);
+        t = y;
+    }
+    let mut p = conv2d(&weights.policy_conv, &t, h, w);
+    relu(&mut p);
+    seen("policy_conv.relu", &p);
+    let policy = conv2d(&weights.policy_out, &p, h, w);
+
+    let mut v = conv2d(&weights.value_conv, &t, h, w);
+    relu(&mut v);
+    let mut pooled: Vec<f32> = v
+        .chunks(hw)
+        .map(|ch| (ch.iter().map(|&a| a as f64).sum::<f64>() / hw as f64) as f32)
+        .collect();
+    pooled.extend(
+        v.chunks(hw)
+            .map(|ch| ch.iter().copied().fold(f32::MIN, f32::max)),
+    );
+    let mut hidden = dense(&weights.value_fc1, &pooled);
+    relu(&mut hidden);
+    (policy, dense(&weights.value_fc2, &hidden)[0].tanh())
 }
 
 fn relu(v: &mut [f32]) {

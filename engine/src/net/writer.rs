@@ -2,6 +2,7 @@
 //! network contract, built from our own description of the network (as KataGo and lc0 do), with
 //! dynamic N, H, W. Depends only on `net` and the generated protobuf types; never on a runtime.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -14,15 +15,23 @@ use super::onnx_pb::{
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_proto::DataType, tensor_shape_proto, type_proto,
 };
+use super::quant::{self, ActivationRanges};
 use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
 
 pub const OPSET: i64 = 17;
+/// Metadata key an int8 export carries (`int8-qdq`); fp32 files have none.
+pub const QUANTIZATION_KEY: &str = "fivezero.quantization";
 pub const IR_VERSION: i64 = 8;
 
 /// Graph builder: nodes in topological order, initializers in the same order (stable bytes).
-struct Builder {
+/// With `quant`, every tensor that has a calibrated range is quantized once where it is made
+/// (QuantizeLinear + DequantizeLinear) and its consumers read the dequantized copy.
+struct Builder<'a> {
     nodes: Vec<NodeProto>,
     inits: Vec<TensorProto>,
+    quant: Option<&'a ActivationRanges>,
+    /// Tensor name -> (its dequantized copy, its scale).
+    dequantized: BTreeMap<String, (String, f32)>,
 }
 
 fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
@@ -52,20 +61,106 @@ fn attr_float(name: &str, v: f32) -> AttributeProto {
     }
 }
 
-impl Builder {
+impl Builder<'_> {
     fn init(&mut self, name: &str, dims: &[usize], data: &[f32]) -> String {
-        let mut raw = Vec::with_capacity(data.len() * 4);
-        for x in data {
-            raw.extend_from_slice(&x.to_le_bytes()); // ONNX raw_data is little-endian
-        }
+        let raw = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.init_raw(name, dims, DataType::Float, raw)
+    }
+
+    /// An initializer of any element type; `raw` is little-endian, as ONNX raw_data is.
+    fn init_raw(&mut self, name: &str, dims: &[usize], ty: DataType, raw: Vec<u8>) -> String {
         self.inits.push(TensorProto {
             dims: dims.iter().map(|&d| d as i64).collect(),
-            data_type: Some(DataType::Float as i32),
+            data_type: Some(ty as i32),
             name: Some(name.into()),
             raw_data: Some(raw),
             ..Default::default()
         });
         name.to_string()
+    }
+
+    /// `tensor` as its consumers should read it: the dequantized copy when it has a calibrated
+    /// range (made on first use), else itself; and its scale when quantized.
+    fn read(&mut self, tensor: &str) -> (String, Option<f32>) {
+        if let Some((dq, scale)) = self.dequantized.get(tensor) {
+            return (dq.clone(), Some(*scale));
+        }
+        let Some(&(lo, hi)) = self.quant.and_then(|q| q.ranges.get(tensor)) else {
+            return (tensor.to_string(), None);
+        };
+        let (scale, zero) = quant::activation_params(lo, hi);
+        let sc = self.init(&format!("{tensor}.q_scale"), &[], &[scale]);
+        let zp = self.init_raw(
+            &format!("{tensor}.q_zero"),
+            &[],
+            DataType::Uint8,
+            vec![zero],
+        );
+        let q = self.node(
+            "QuantizeLinear",
+            &format!("{tensor}.q"),
+            &[tensor, &sc, &zp],
+            vec![],
+        );
+        let dq = self.node(
+            "DequantizeLinear",
+            &format!("{tensor}.dq"),
+            &[&q, &sc, &zp],
+            vec![],
+        );
+        self.dequantized
+            .insert(tensor.to_string(), (dq.clone(), scale));
+        (dq, Some(scale))
+    }
+
+    /// A conv's weight and bias inputs: fp32 initializers, or with a quantized input, int8
+    /// per-channel weights and int32 biases behind DequantizeLinear.
+    fn conv_params(&mut self, name: &str, c: &Conv, x_scale: Option<f32>) -> (String, String) {
+        let Some(x_scale) = x_scale else {
+            let w = self.init(&format!("{name}.weight"), &c.shape(), &c.weight);
+            let b = self.init(&format!("{name}.bias"), &[c.out_channels], &c.bias);
+            return (w, b);
+        };
+        let o = c.out_channels;
+        let (wq, ws) = quant::quantize_weights(c);
+        let (bq, bs) = quant::quantize_bias(c, x_scale, &ws);
+        let w_raw = wq.iter().map(|&v| v as u8).collect();
+        let wq = self.init_raw(
+            &format!("{name}.weight_q"),
+            &c.shape(),
+            DataType::Int8,
+            w_raw,
+        );
+        let ws = self.init(&format!("{name}.weight_scale"), &[o], &ws);
+        let wz = self.init_raw(
+            &format!("{name}.weight_zero"),
+            &[o],
+            DataType::Int8,
+            vec![0; o],
+        );
+        let b_raw = bq.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let bq = self.init_raw(&format!("{name}.bias_q"), &[o], DataType::Int32, b_raw);
+        let bs = self.init(&format!("{name}.bias_scale"), &[o], &bs);
+        let bz = self.init_raw(
+            &format!("{name}.bias_zero"),
+            &[o],
+            DataType::Int32,
+            vec![0; 4 * o],
+        );
+        let axis = vec![attr_int("axis", 0)];
+        let w = self.node(
+            "DequantizeLinear",
+            &format!("{name}.weight"),
+            &[&wq, &ws, &wz],
+            axis.clone(),
+        );
+        let b = self.node(
+            "DequantizeLinear",
+            &format!("{name}.bias"),
+            &[&bq, &bs, &bz],
+            axis,
+        );
+        (w, b)
     }
 
     fn node(
@@ -88,8 +183,9 @@ impl Builder {
     }
 
     fn conv(&mut self, name: &str, c: &Conv, input: &str) -> String {
-        let w = self.init(&format!("{name}.weight"), &c.shape(), &c.weight);
-        let b = self.init(&format!("{name}.bias"), &[c.out_channels], &c.bias);
+        let (input, x_scale) = self.read(input);
+        let (w, b) = self.conv_params(name, c, x_scale);
+        let input = input.as_str();
         let k = c.kernel as i64;
         let p = k / 2;
         let attrs = vec![
@@ -155,6 +251,25 @@ fn value_info(name: &str, dims: &[Dim]) -> ValueInfoProto {
 /// The ONNX model of `weights`, labelled with `meta`. `meta` must describe the same shape as the
 /// weights (blocks, channels, input planes); its feature version is written as given.
 pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto, NetError> {
+    build(weights, meta, None)
+}
+
+/// The int8 (QDQ) model of `weights`, its activations quantized with the calibrated `ranges`
+/// (`quant::calibrate`). Same inputs, outputs and metadata as `model_proto`, plus
+/// `fivezero.quantization = int8-qdq`.
+pub fn quantized_model_proto(
+    weights: &NetWeights,
+    meta: &ModelMeta,
+    ranges: &ActivationRanges,
+) -> Result<ModelProto, NetError> {
+    build(weights, meta, Some(ranges))
+}
+
+fn build(
+    weights: &NetWeights,
+    meta: &ModelMeta,
+    quant: Option<&ActivationRanges>,
+) -> Result<ModelProto, NetError> {
     weights.validate()?;
     let c = &weights.config;
     if (meta.blocks, meta.channels, meta.input_planes) != (c.blocks, c.channels, c.input_planes) {
@@ -166,6 +281,8 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
     let mut g = Builder {
         nodes: Vec::new(),
         inits: Vec::new(),
+        quant,
+        dequantized: BTreeMap::new(),
     };
     let x = g.conv("stem", &weights.stem, INPUT_NAME);
     let mut t = g.relu("stem.relu", &x);
@@ -173,7 +290,9 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
         let y = g.conv(&format!("block{i}.conv1"), &b.conv1, &t);
         let y = g.relu(&format!("block{i}.relu1"), &y);
         let y = g.conv(&format!("block{i}.conv2"), &b.conv2, &y);
-        let y = g.node("Add", &format!("block{i}.add"), &[&y, &t], vec![]);
+        let (y, _) = g.read(&y);
+        let (skip, _) = g.read(&t);
+        let y = g.node("Add", &format!("block{i}.add"), &[&y, &skip], vec![]);
         t = g.relu(&format!("block{i}.relu2"), &y);
     }
     let p = g.conv("policy_conv", &weights.policy_conv, &t);
@@ -192,7 +311,12 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
     let v = g.relu("value_conv.relu", &v);
     let mean = g.node("GlobalAveragePool", "value.mean", &[&v], vec![]);
     let max = g.node("GlobalMaxPool", "value.max", &[&v], vec![]);
-    let v = g.node("Concat", "value.pool", &[&mean, &max], vec![attr_int("axis", 1)]);
+    let v = g.node(
+        "Concat",
+        "value.pool",
+        &[&mean, &max],
+        vec![attr_int("axis", 1)],
+    );
     let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
     let v = g.gemm("value_fc1", &weights.value_fc1, &v);
     let v = g.relu("value_fc1.relu", &v);
@@ -241,6 +365,7 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
         metadata_props: meta
             .to_props()
             .into_iter()
+            .chain(quant.map(|_| (QUANTIZATION_KEY.to_string(), "int8-qdq".to_string())))
             .map(|(k, v)| StringStringEntryProto {
                 key: Some(k),
                 value: Some(v),
@@ -248,6 +373,15 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
             .collect(),
         ..Default::default()
     })
+}
+
+/// The serialized int8 model (`quantized_model_proto`).
+pub fn quantized_onnx_bytes(
+    weights: &NetWeights,
+    meta: &ModelMeta,
+    ranges: &ActivationRanges,
+) -> Result<Vec<u8>, NetError> {
+    Ok(quantized_model_proto(weights, meta, ranges)?.encode_to_vec())
 }
 
 /// The serialized ONNX model (deterministic: same weights and meta, same bytes).

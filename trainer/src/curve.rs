@@ -20,6 +20,9 @@ use crate::config::Settings;
 pub struct Curve {
     pub label: String,
     pub points: Vec<(f64, f64, f64)>,
+    /// (CPU-hours, Elo bound) of clean sweeps, which have no finite Elo: a loss of every game
+    /// is "at most" its 95% bound, a win of every game "at least".
+    pub sweeps: Vec<(f64, f64)>,
     /// Self-play games by the last point (bootstrap games included).
     pub games: u64,
 }
@@ -27,7 +30,8 @@ pub struct Curve {
 /// The curve of `text` (a metrics.jsonl) for a run given `cores` cores.
 pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
     let mut start: Option<f64> = None;
-    let (mut points, mut boot_games, mut selfplay_games) = (Vec::new(), 0, 0);
+    let (mut points, mut sweeps, mut boot_games, mut selfplay_games) =
+        (Vec::new(), Vec::new(), 0, 0);
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -56,13 +60,20 @@ pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
             continue;
         };
         let hours = (t - start.unwrap_or(t)) * cores / 3600.0;
-        if elo.is_finite() && err.is_finite() {
-            points.push((hours, elo, err));
+        let count = |k: &str| m[k].as_u64().unwrap_or(0) as u32;
+        let (w, d, l) = (count("wins"), count("draws"), count("losses"));
+        let (lo, hi) = crate::elo::elo_bounds(w, d, l);
+        match (w, d, l) {
+            (0, 0, l) if l > 0 => sweeps.push((hours, hi)),
+            (w, 0, 0) if w > 0 => sweeps.push((hours, lo)),
+            _ if elo.is_finite() && err.is_finite() => points.push((hours, elo, err)),
+            _ => {}
         }
     }
     Curve {
         label: label.into(),
         points,
+        sweeps,
         games: boot_games + selfplay_games,
     }
 }
@@ -91,7 +102,7 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
             .file_name()
             .map_or("run".into(), |n| n.to_string_lossy().into_owned());
         let c = parse(&label, &text, cores(dir));
-        if c.points.is_empty() {
+        if c.points.is_empty() && c.sweeps.is_empty() {
             anyhow::bail!(
                 "{}: no evaluation against the classical evaluator (eval_vs_classical)",
                 path.display()
@@ -108,13 +119,25 @@ fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> 
     let root = BitMapBackend::new(out, (900, 520)).into_drawing_area();
     root.fill(&WHITE)?;
     let all = || curves.iter().flat_map(|c| c.points.iter());
-    let x1 = all().map(|p| p.0).fold(0.0f64, f64::max).max(1e-3) * 1.05;
-    let lo = all().map(|p| p.1 - p.2).fold(0.0f64, f64::min);
-    let hi = all().map(|p| p.1 + p.2).fold(0.0f64, f64::max);
+    let bounds = || curves.iter().flat_map(|c| c.sweeps.iter());
+    let x1 = all()
+        .map(|p| p.0)
+        .chain(bounds().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1e-3)
+        * 1.05;
+    let lo = all()
+        .map(|p| p.1 - p.2)
+        .chain(bounds().map(|p| p.1))
+        .fold(0.0f64, f64::min);
+    let hi = all()
+        .map(|p| p.1 + p.2)
+        .chain(bounds().map(|p| p.1))
+        .fold(0.0f64, f64::max);
     let pad = (hi - lo).max(1.0) * 0.08;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            "Elo against the classical evaluator (equal visits, 95% bars)",
+            "Elo vs the classical evaluator (equal visits, 95% bars; x: a 0-N sweep, Elo at most there)",
             ("sans-serif", 18),
         )
         .margin(14)
@@ -144,6 +167,18 @@ fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> 
         chart.draw_series(c.points.iter().map(|&(h, elo, err)| {
             ErrorBar::new_vertical(h, elo - err, elo, elo + err, color.filled(), 8)
         }))?;
+        // A sweep: a cross at its 95% bound and a line towards where the Elo lies.
+        let floor = lo - pad;
+        let ceiling = hi + pad;
+        chart.draw_series(c.sweeps.iter().map(|&(h, bound)| {
+            let end = if bound < 0.0 { floor } else { ceiling };
+            PathElement::new(vec![(h, bound), (h, end)], color.stroke_width(1))
+        }))?;
+        chart.draw_series(
+            c.sweeps
+                .iter()
+                .map(|&(h, bound)| Cross::new((h, bound), 6, color.stroke_width(2))),
+        )?;
     }
     chart
         .configure_series_labels()
@@ -164,13 +199,18 @@ mod tests {
     fn hours_count_from_the_bootstrap_start_and_scale_with_cores() {
         let text = r#"{"kind":"bootstrap","games":100,"seconds":1800,"time_s":11800}
 {"kind":"epoch","games":64,"time_s":12000}
-{"kind":"eval","epoch":2,"vs_classical":{"elo":-300.0,"elo_error":120.0},"time_s":13600}
+{"kind":"eval","epoch":2,"vs_classical":{"wins":3,"draws":0,"losses":17,"elo":-300.0,"elo_error":120.0},"time_s":13600}
 not json
 {"kind":"eval","epoch":4,"vs_classical":null,"time_s":14000}
 {"kind":"epoch","games":128,"time_s":15000}
-{"kind":"eval","epoch":6,"vs_classical":{"elo":-100.0,"elo_error":90.0},"time_s":17200}"#;
+{"kind":"eval","epoch":6,"vs_classical":{"wins":7,"draws":0,"losses":13,"elo":-100.0,"elo_error":90.0},"time_s":17200}
+{"kind":"eval","epoch":8,"vs_classical":{"wins":0,"draws":0,"losses":20,"elo":-1200.0,"elo_error":0.0},"time_s":17200}"#;
         let c = parse("warm", text, 2.0);
-        assert_eq!(c.points, vec![(2.0, -300.0, 120.0), (4.0, -100.0, 90.0)]);
+        assert_eq!(c.points[..2], [(2.0, -300.0, 120.0), (4.0, -100.0, 90.0)]);
+        // The sweep is kept apart at its 95% bound, not at the -1200 placeholder.
+        let (_, hi) = crate::elo::elo_bounds(0, 0, 20);
+        assert_eq!(c.points.len(), 2);
+        assert_eq!(c.sweeps, vec![(4.0, hi)]);
         assert_eq!(c.games, 228);
     }
 }

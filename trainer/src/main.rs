@@ -98,14 +98,17 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         }
         Some(Command::Curve { out, runs }) => {
             for c in trainer::curve::draw_runs(&runs, &out)? {
-                let last = c.points.last().copied().unwrap_or_default();
+                let last = c.points.last().map_or("no finite Elo".to_string(), |p| {
+                    format!(
+                        "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours",
+                        p.1, p.2, p.0
+                    )
+                });
                 eprintln!(
-                    "curve: {}: {} evaluations, last at {:.2} CPU-hours: Elo {:+.0} ± {:.0} ({} games)",
+                    "curve: {}: {} evaluations ({} clean sweeps), {last}; {} games",
                     c.label,
-                    c.points.len(),
-                    last.0,
-                    last.1,
-                    last.2,
+                    c.points.len() + c.sweeps.len(),
+                    c.sweeps.len(),
                     c.games
                 );
             }

@@ -189,6 +189,16 @@ pub struct Settings {
     pub vcf_budget_nodes: u32,
 }
 
+impl Settings {
+    /// Torch intra-op threads: `threads`, or every core when it is 0.
+    pub fn torch_threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+}
+
 /// Only the settings' flags: `Settings::default()` is what clap gives with no flag at all.
 #[derive(Parser)]
 struct DefaultsOnly {

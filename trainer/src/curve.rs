@@ -84,11 +84,7 @@ fn cores(dir: &Path) -> f64 {
     let Ok(s) = toml::from_str::<Settings>(&text) else {
         return 1.0;
     };
-    let threads = match s.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    threads.max(s.parallel_workers).max(1) as f64
+    s.torch_threads().max(s.parallel_workers).max(1) as f64
 }
 
 /// Reads every run folder and draws their curves into the PNG `out`.

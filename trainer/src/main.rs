@@ -92,7 +92,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
     match command {
         Some(Command::Distributed(cmd)) => return trainer::distributed::cli::run(cmd, &r.settings),
         Some(Command::Bootstrap { games, visits }) => {
-            trainer::run::set_threads(r.settings.threads);
+            trainer::run::set_threads(&r.settings);
             trainer::bootstrap::run(&r.settings, games, visits)?;
             return Ok(());
         }

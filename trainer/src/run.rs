@@ -38,13 +38,9 @@ fn warn(m: String) {
     eprintln!("trainer: warning: {m}");
 }
 
-/// Torch threads (0 = all cores).
-pub fn set_threads(threads: usize) {
-    let n = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    tch::set_num_threads(n as i32);
+/// Gives torch the settings' threads (`Settings::torch_threads`).
+pub fn set_threads(s: &Settings) {
+    tch::set_num_threads(s.torch_threads() as i32);
 }
 
 /// Training steps of an epoch: `train_steps`, or enough to see each new position
@@ -83,7 +79,7 @@ struct Run<'a> {
 }
 
 pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
-    set_threads(s.threads);
+    set_threads(s);
     tch::manual_seed(s.seed as i64);
     let device = resolve(s.device)?;
     let dir = &s.checkpoint_dir;

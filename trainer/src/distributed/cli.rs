@@ -133,7 +133,7 @@ pub fn run(cmd: Command, s: &Settings) -> anyhow::Result<()> {
 
 /// One self-play worker per device (`--gpus`), or one on `--device`.
 fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
-    set_threads(s.threads);
+    set_threads(s);
     let devices: Vec<(String, tch::Device)> = match &a.gpus {
         Some(g) => parse_gpus(g)
             .map_err(anyhow::Error::msg)?
@@ -194,7 +194,7 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
 
 /// The train worker on the first `--gpus` device, or on `--device`.
 fn train_worker(a: TrainWorkerArgs, s: &Settings) -> anyhow::Result<()> {
-    set_threads(s.threads);
+    set_threads(s);
     tch::manual_seed(s.seed as i64);
     let device = match &a.gpus {
         Some(g) => device_for(parse_gpus(g).map_err(anyhow::Error::msg)?[0]),

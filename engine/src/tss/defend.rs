@@ -8,7 +8,7 @@
 
 use super::threat::{five_on_board, legal_for};
 use super::verify::{Check, verify_shifted};
-use super::{Limits, Proof, Solve, Stats, WinKind, solve_with};
+use super::{Limits, Proof, Sliced, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
 /// The legal moves of one side sorted by what they do against the opponent's forced win.
@@ -34,7 +34,7 @@ impl Judged {
 
 /// Judges every legal move of `side` (moving next) against `proof`, the opponent's verified
 /// win: the proof replayed after the move first (cheap, settles most moves as lost), then a fresh
-/// search of `kind` (a VCT also covers every VCF) for the rest, the budget split evenly.
+/// search of `kind` (a VCT also covers every VCF) for the rest, in rounds of growing slices.
 pub(crate) fn judge(
     b: &mut Board,
     side: Color,
@@ -66,27 +66,34 @@ pub(crate) fn judge(
             Check::OutOfTime => out.unknown.push(m),
         }
     }
-    let n = survivors.len() as u64;
-    for (i, m) in survivors.into_iter().enumerate() {
-        if !lim.check_now() {
-            out.unknown.push(m);
-            continue;
+    // The rest in rounds, each search resuming where it stopped: the first rounds spread thin
+    // so that the easy verdicts come in first, the later ones leave all that is left to the hard
+    // ones (an equal split up front left the time of the quickly settled moves unused).
+    let mut pending: Vec<(Pos, Sliced)> = survivors.into_iter().map(|m| (m, Sliced::new(opp, kind))).collect();
+    for round in 0.. {
+        if pending.is_empty() || !lim.check_now() {
+            break;
         }
-        let mut share = lim.share(1, n - i as u64);
-        b.place_unchecked(m, side);
-        let verdict = if b.is_five_at(m) {
-            Solve::NoWin
-        } else {
-            solve_with(b, opp, kind, &mut share, stats)
-        };
-        b.undo();
-        lim.absorb(&share);
-        match verdict {
-            Solve::Win(_) => out.loses.push(m),
-            Solve::NoWin => out.holds.push(m),
-            Solve::Unknown => out.unknown.push(m),
+        let spread: u64 = 1 << 3u32.saturating_sub(round);
+        let n = pending.len() as u64;
+        let mut still = Vec::new();
+        for (i, (m, mut search)) in pending.into_iter().enumerate() {
+            b.place_unchecked(m, side);
+            let verdict = if b.is_five_at(m) {
+                Solve::NoWin
+            } else {
+                search.resume(b, lim, (1, spread * (n - i as u64)), stats)
+            };
+            b.undo();
+            match verdict {
+                Solve::Win(_) => out.loses.push(m),
+                Solve::NoWin => out.holds.push(m),
+                Solve::Unknown => still.push((m, search)),
+            }
         }
+        pending = still;
     }
+    out.unknown.extend(pending.into_iter().map(|(m, _)| m));
     out.unknown.sort_unstable();
     out.loses.sort_unstable();
     out

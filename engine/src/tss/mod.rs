@@ -191,9 +191,11 @@ impl Limits {
     /// Adds what a share spent to this budget.
     pub(crate) fn absorb(&mut self, child: &Limits) {
         self.used = self.used.saturating_add(child.used);
-        if self.used >= self.max || self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.used >= self.max {
             self.stopped = true;
         }
+        // The share may have stopped on the deadline or the stop flag, which are this budget's too.
+        self.check_now();
     }
 }
 
@@ -273,9 +275,10 @@ pub struct Analysis {
     pub proof: Option<Proof>,
 }
 
-/// Root analysis for `side` (who moves next), in this order within `budget`: a five now; our
-/// VCF; our VCT (through the block when the opponent has a four); a block of the opponent's four;
-/// defences against the opponent's VCF, then VCT.
+/// Root analysis for `side` (who moves next), cheapest and most urgent first within `budget`: a
+/// five now; our VCF; facing a four, our VCT through the block, else the block; the opponent's
+/// VCF, then the opponent's VCT (short); our VCT; and when the opponent has a win, the defences
+/// against it with whatever is left. See `analyse_inner` for the shares.
 pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
@@ -299,6 +302,11 @@ pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     done(tactics, stats, proof)
 }
 
+/// The stages of `analyse`. The opponent's threats come before our own long VCT: a VCF is
+/// exhaustive and usually settled in a few milliseconds, and a defence found in time is worth
+/// more than a win found never. The two VCTs then run in slices of growing size, the opponent's
+/// first in each round, until one of them is settled; a win of ours ends the analysis, a win of
+/// theirs leaves our VCT half of what is left and the defence judging the rest.
 fn analyse_inner(
     b: &mut Board,
     side: Color,
@@ -311,47 +319,72 @@ fn analyse_inner(
     if !opp_fives.is_empty() && four_replies(b, opp, &opp_fives).is_empty() {
         return RootTactics::Lost;
     }
+    let won = |p: Proof, proof: &mut Option<Proof>| {
+        let tactics = RootTactics::ForcedWin { line: p.line.clone(), kind: p.kind };
+        *proof = Some(p);
+        tactics
+    };
+    let vcf = |b: &mut Board, attacker: Color, lim: &mut Limits, stats: &mut Stats| {
+        let mut share = lim.share(1, 4);
+        let r = solve_with(b, attacker, WinKind::Vcf, &mut share, stats);
+        lim.absorb(&share);
+        r
+    };
     // Our VCF first: it also covers the case of a four we must block with a four of our own.
-    let mut share = lim.share(1, 4);
-    let mine = solve_with(b, side, WinKind::Vcf, &mut share, stats);
-    lim.absorb(&share);
-    if let Solve::Win(p) = mine {
-        let tactics = RootTactics::ForcedWin {
-            line: p.line.clone(),
-            kind: WinKind::Vcf,
-        };
-        *proof = Some(p);
-        return tactics;
+    if let Solve::Win(p) = vcf(b, side, lim, stats) {
+        return won(p, proof);
     }
-    // Our VCT before the opponent's VCF: a verified VCT has already met every counter-four. Facing
-    // a four it starts with the block, so a win that begins by blocking is found too.
-    let mut share = lim.share(3, 4);
-    let mine = solve_with(b, side, WinKind::Vct, &mut share, stats);
-    lim.absorb(&share);
-    if let Solve::Win(p) = mine {
-        let tactics = RootTactics::ForcedWin {
-            line: p.line.clone(),
-            kind: p.kind,
-        };
-        *proof = Some(p);
-        return tactics;
-    }
+    let mut ours = Sliced::new(side, WinKind::Vct);
+    // Facing a four every move but the block loses: our VCT starts with the block (so a win that
+    // begins by blocking is found), and there is nothing else to judge.
     if !opp_fives.is_empty() {
+        if let Solve::Win(p) = ours.resume(b, lim, (1, 1), stats) {
+            return won(p, proof);
+        }
         return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
     }
-    let mut share = lim.share(1, 2);
-    let theirs = solve_with(b, opp, WinKind::Vcf, &mut share, stats);
-    lim.absorb(&share);
-    if let Solve::Win(proof) = theirs {
-        return must_block(b, side, &proof, lim, stats);
+    let mut threat = match vcf(b, opp, lim, stats) {
+        Solve::Win(p) => Some(p),
+        _ => None,
+    };
+    if threat.is_none() {
+        let mut theirs = Sliced::new(opp, WinKind::Vct);
+        // Slices of 1/32, 1/16, … of what is left: about twice the last each round.
+        for den in [32, 16, 8, 4, 2] {
+            if lim.stopped() {
+                break;
+            }
+            match theirs.resume(b, lim, (1, den), stats) {
+                Solve::Win(p) => {
+                    threat = Some(p);
+                    break;
+                }
+                Solve::NoWin => break,
+                Solve::Unknown => {}
+            }
+            match ours.resume(b, lim, (1, den), stats) {
+                Solve::Win(p) => return won(p, proof),
+                Solve::NoWin => {
+                    // Ours is settled: theirs takes half of the rest, the judging the other half.
+                    if let Solve::Win(p) = theirs.resume(b, lim, (1, 2), stats) {
+                        threat = Some(p);
+                    }
+                    break;
+                }
+                Solve::Unknown => {}
+            }
+        }
     }
-    let mut share = lim.share(1, 2);
-    let theirs = solve_with(b, opp, WinKind::Vct, &mut share, stats);
-    lim.absorb(&share);
-    if let Solve::Win(proof) = theirs {
-        return must_block(b, side, &proof, lim, stats);
+    // A verified VCT of ours has already met every counter-four, so it wins against any threat
+    // of the opponent's that is not a four.
+    let share = if threat.is_some() { (1, 2) } else { (1, 1) };
+    if let Solve::Win(p) = ours.resume(b, lim, share, stats) {
+        return won(p, proof);
     }
-    RootTactics::Unknown
+    match threat {
+        Some(threat) => must_block(b, side, &threat, lim, stats),
+        None => RootTactics::Unknown,
+    }
 }
 
 /// The root answer to the opponent's verified win: the moves not proven to lose (those that hold
@@ -431,31 +464,39 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
         WinKind::Vcf => {
             let mut s = vcf::VcfSearch::new(a, lim);
             match s.root(b) {
-                vcf::Res::Win => Some((true, s.strategy, WinKind::Vcf)),
-                vcf::Res::Fail => Some((false, Strategy::new(), kind)),
+                vcf::Res::Win => Some(Some(s.strategy)),
+                vcf::Res::Fail => Some(None),
                 vcf::Res::Abort => None,
             }
         }
         WinKind::Vct => {
-            let mut s = vct::VctSearch::new(a, lim);
-            match s.run(b) {
-                vct::VctResult::Win => Some((true, s.strategy, WinKind::Vct)),
-                vct::VctResult::NoWin => Some((false, Strategy::new(), kind)),
+            let mut s = vct::VctSearch::new(a);
+            match s.run(b, lim) {
+                vct::VctResult::Win => Some(Some(s.strategy)),
+                vct::VctResult::NoWin => Some(None),
                 vct::VctResult::Unknown => None,
             }
         }
     };
-    let (nodes, time) = (lim.used - used_before, start.elapsed());
+    count_work(stats, kind, lim.used - used_before, start.elapsed());
+    match searched {
+        None => Solve::Unknown,
+        Some(None) => Solve::NoWin,
+        Some(Some(strategy)) => checked_proof(b, a, kind, strategy, lim, stats),
+    }
+}
+
+/// Adds one search's nodes and time to the counts of its kind.
+fn count_work(stats: &mut Stats, kind: WinKind, nodes: u64, time: Duration) {
     match kind {
         WinKind::Vcf => (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time),
         WinKind::Vct => (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time),
     }
-    let Some((found, strategy, kind)) = searched else {
-        return Solve::Unknown;
-    };
-    if !found {
-        return Solve::NoWin;
-    }
+}
+
+/// A prover's winning strategy for `a` from `b`, turned into a `Proof` once the verifier has
+/// replayed it against every defence; a strategy the verifier refutes is counted and dropped.
+fn checked_proof(b: &mut Board, a: Color, kind: WinKind, strategy: Strategy, lim: &Limits, stats: &mut Stats) -> Solve {
     let line = principal_line(b, a, &strategy);
     match verify::verify_shifted(b, a, &strategy, 0, lim.clock()) {
         // Out of time: nothing claimed, nothing rejected.
@@ -482,6 +523,58 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
         line,
         strategy,
     })
+}
+
+/// A search for one attacker's win run in slices, each taking up where the last stopped: the VCT
+/// keeps its tree; a VCF (cheap, exhaustive) simply runs again with the larger slice.
+pub(crate) struct Sliced {
+    attacker: Color,
+    kind: WinKind,
+    vct: Option<vct::VctSearch>,
+    verdict: Option<Solve>,
+}
+
+impl Sliced {
+    pub(crate) fn new(attacker: Color, kind: WinKind) -> Sliced {
+        let vct = (kind == WinKind::Vct).then(|| vct::VctSearch::new(attacker));
+        Sliced { attacker, kind, vct, verdict: None }
+    }
+
+    /// Searches on from `b` (the same position every call) within `share` of what `lim` has
+    /// left; the verdict once there is one (`Solve::Unknown` while the search goes on).
+    pub(crate) fn resume(&mut self, b: &mut Board, lim: &mut Limits, (num, den): (u64, u64), stats: &mut Stats) -> Solve {
+        if let Some(v) = &self.verdict {
+            return v.clone();
+        }
+        let mut share = lim.share(num, den);
+        let verdict = match &mut self.vct {
+            None => match solve_with(b, self.attacker, self.kind, &mut share, stats) {
+                Solve::Unknown => None,
+                settled => Some(settled),
+            },
+            Some(search) => {
+                let (start, used_before) = (Instant::now(), share.used);
+                let found = search.run(b, &mut share);
+                count_work(stats, WinKind::Vct, share.used - used_before, start.elapsed());
+                match found {
+                    vct::VctResult::Unknown => None,
+                    vct::VctResult::NoWin => Some(Solve::NoWin),
+                    vct::VctResult::Win => {
+                        let rejected = stats.rejected;
+                        let strategy = search.strategy.clone();
+                        match checked_proof(b, self.attacker, WinKind::Vct, strategy, &share, stats) {
+                            // Out of time while verifying: the tree is kept, so try again next slice.
+                            Solve::Unknown if stats.rejected == rejected => None,
+                            verdict => Some(verdict),
+                        }
+                    }
+                }
+            }
+        };
+        lim.absorb(&share);
+        self.verdict = verdict.clone();
+        verdict.unwrap_or(Solve::Unknown)
+    }
 }
 
 /// Does every attacker move of `line` make a four or five?

@@ -47,12 +47,23 @@ pub(crate) struct VcfSearch<'l> {
 
 impl<'l> VcfSearch<'l> {
     pub(crate) fn new(a: Color, lim: &'l mut Limits) -> Self {
+        Self::with_refuted(a, lim, ZobristSet::default())
+    }
+
+    /// A search that starts from positions already refuted for `a` (by earlier searches for the
+    /// same attacker on related positions: a refutation holds whatever led to the position).
+    pub(crate) fn with_refuted(a: Color, lim: &'l mut Limits, refuted: ZobristSet) -> Self {
         VcfSearch {
             a,
             lim,
-            refuted: ZobristSet::default(),
+            refuted,
             strategy: Strategy::new(),
         }
+    }
+
+    /// The refuted positions, to hand to the next search for the same attacker.
+    pub(crate) fn into_refuted(self) -> ZobristSet {
+        self.refuted
     }
 
     /// Searches from `b` with the attacker to move. The caller has checked the attacker has no

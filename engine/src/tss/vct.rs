@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::threat::{
     first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells, winning_fours,
 };
-use super::vcf::{self, ZobristHasher};
+use super::vcf::{self, ZobristHasher, ZobristSet};
 use super::{Limits, Strategy};
 use crate::game::{Board, Color, Pattern, Pos, Rule};
 
@@ -40,15 +40,19 @@ enum Expansion {
 /// an AND node): enough for the VCFs that matter, small against a VCT node's own cost.
 const VCF_PROBE_NODES: u64 = 400;
 
-pub(crate) struct VctSearch<'l> {
+pub(crate) struct VctSearch {
     a: Color,
-    lim: &'l mut Limits,
+    /// The budget of the `run` in progress (swapped in and out by it).
+    lim: Limits,
     nodes: Vec<Node>,
     solved: HashMap<u64, bool, std::hash::BuildHasherDefault<ZobristHasher>>,
     /// Winning attacker move per proven position (attacker to move).
     pub(crate) strategy: Strategy,
     /// Attacker moves along one line at most; keeps a runaway branch from eating the budget.
     max_depth: usize,
+    /// Positions refuted by the VCF probes, per probing colour: the probes of sibling and
+    /// transposed nodes meet the same lines again.
+    vcf_refuted: [ZobristSet; 2],
 }
 
 pub(crate) enum VctResult {
@@ -57,32 +61,43 @@ pub(crate) enum VctResult {
     Unknown,
 }
 
-impl<'l> VctSearch<'l> {
-    pub(crate) fn new(a: Color, lim: &'l mut Limits) -> Self {
+impl VctSearch {
+    pub(crate) fn new(a: Color) -> Self {
         VctSearch {
             a,
-            lim,
+            lim: Limits::new(super::Budget::nodes(0)),
             nodes: Vec::new(),
             solved: HashMap::default(),
             strategy: Strategy::new(),
             max_depth: 40,
+            vcf_refuted: Default::default(),
         }
     }
 
-    /// Proof-number search from `b`, attacker to move. After each expansion the proof numbers
-    /// are backed up only as far as they change: the next most-proving leaf lies below the first
-    /// ancestor that did not change (Allis' current-node rule), so the search does not replay
-    /// the path from the root every time.
-    pub(crate) fn run(&mut self, b: &mut Board) -> VctResult {
-        self.nodes.clear();
-        self.nodes.push(Node {
-            mv: Pos::NONE,
-            pn: 1,
-            dn: 1,
-            first: 0,
-            len: 0,
-            expanded: false,
-        });
+    /// Proof-number search from `b`, attacker to move, within `lim`. The tree is kept: a later
+    /// `run` on the same position goes on where this one stopped, so a search can be given its
+    /// time in slices (see `tss::analyse`) without repeating work.
+    pub(crate) fn run(&mut self, b: &mut Board, lim: &mut Limits) -> VctResult {
+        std::mem::swap(&mut self.lim, lim);
+        let result = self.search(b);
+        std::mem::swap(&mut self.lim, lim);
+        result
+    }
+
+    /// After each expansion the proof numbers are backed up only as far as they change: the next
+    /// most-proving leaf lies below the first ancestor that did not change (Allis' current-node
+    /// rule), so the search does not replay the path from the root every time.
+    fn search(&mut self, b: &mut Board) -> VctResult {
+        if self.nodes.is_empty() {
+            self.nodes.push(Node {
+                mv: Pos::NONE,
+                pn: 1,
+                dn: 1,
+                first: 0,
+                len: 0,
+                expanded: false,
+            });
+        }
         // Node indices from the root to the node the board is at.
         let mut path: Vec<u32> = Vec::with_capacity(64);
         path.push(0);
@@ -212,9 +227,11 @@ impl<'l> VctSearch<'l> {
     /// does not or the probe ran out.
     fn vcf_probe(&mut self, b: &mut Board, attacker: Color) -> Option<Strategy> {
         let mut probe = self.lim.capped(VCF_PROBE_NODES);
-        let mut s = vcf::VcfSearch::new(attacker, &mut probe);
+        let refuted = std::mem::take(&mut self.vcf_refuted[attacker.index()]);
+        let mut s = vcf::VcfSearch::with_refuted(attacker, &mut probe, refuted);
         let win = s.root(b) == vcf::Res::Win;
         let strategy = std::mem::take(&mut s.strategy);
+        self.vcf_refuted[attacker.index()] = s.into_refuted();
         self.lim.absorb(&probe);
         win.then_some(strategy)
     }

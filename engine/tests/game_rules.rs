@@ -2,7 +2,7 @@
 //! written from the rule text, on random positions; plus the renju fixture files.
 
 use engine::game::reference::Grid;
-use engine::game::{Board, Color, Pos, Rule};
+use engine::game::{Board, Color, Pattern, Pos, Rule};
 use proptest::prelude::*;
 
 /// A random position: stones dropped near the centre so lines and threats are dense.
@@ -52,6 +52,21 @@ proptest! {
             } else {
                 let c = board.cell(p).color().unwrap();
                 prop_assert_eq!(board.is_five_at(p), grid.is_five_at(x, y, c), "five at {:?}\n{:?}", p, board);
+            }
+        }
+    }
+
+    #[test]
+    fn points_making_is_the_plain_scan((w, h, rule, stones) in arb_position()) {
+        let board = build(w, h, rule, &stones);
+        for c in [Color::Black, Color::White] {
+            for min in [Pattern::Block3, Pattern::Flex3, Pattern::Block4, Pattern::Five] {
+                let plain: Vec<Pos> = board
+                    .points()
+                    .filter(|&p| board.is_empty(p) && board.threats(p, c).patterns.iter().any(|&q| q >= min))
+                    .collect();
+                let fast: Vec<Pos> = board.points_making(c, min).collect();
+                prop_assert_eq!(fast, plain, "{:?} {:?}\n{:?}", c, min, board);
             }
         }
     }

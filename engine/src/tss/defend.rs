@@ -7,7 +7,7 @@
 //! that spoil a threat's second stage all come out of the same fresh search: nothing is assumed.
 
 use super::threat::{five_on_board, legal_for};
-use super::verify::{Check, verify_shifted};
+use super::verify::{Check, Strategy, verify_shifted};
 use super::{Limits, Proof, Sliced, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
@@ -68,8 +68,11 @@ pub(crate) fn judge(
     }
     // The rest in rounds, each search resuming where it stopped: the first rounds spread thin
     // so that the easy verdicts come in first, the later ones leave all that is left to the hard
-    // ones (an equal split up front left the time of the quickly settled moves unused).
-    let mut pending: Vec<(Pos, Sliced)> = survivors.into_iter().map(|m| (m, Sliced::new(opp, kind))).collect();
+    // ones (an equal split up front left the time of the quickly settled moves unused). A win
+    // found after one move is replayed after the others before they search: neighbouring
+    // defences often lose to the same attack.
+    let mut pending: Vec<Pending> = survivors.into_iter().map(|m| Pending { m, search: Sliced::new(opp, kind), replayed: 0 }).collect();
+    let mut wins: Vec<(u64, Strategy)> = Vec::new();
     for round in 0.. {
         if pending.is_empty() || !lim.check_now() {
             break;
@@ -77,26 +80,45 @@ pub(crate) fn judge(
         let spread: u64 = 1 << 3u32.saturating_sub(round);
         let n = pending.len() as u64;
         let mut still = Vec::new();
-        for (i, (m, mut search)) in pending.into_iter().enumerate() {
-            b.place_unchecked(m, side);
-            let verdict = if b.is_five_at(m) {
+        for (i, mut p) in pending.into_iter().enumerate() {
+            b.place_unchecked(p.m, side);
+            let replayed = wins[p.replayed..].iter().any(|(key, strategy)| {
+                verify_shifted(b, opp, strategy, b.hash() ^ key, lim.clock()) == Check::Verified
+            });
+            p.replayed = wins.len();
+            let verdict = if b.is_five_at(p.m) {
                 Solve::NoWin
+            } else if replayed {
+                Solve::Unknown
             } else {
-                search.resume(b, lim, (1, spread * (n - i as u64)), stats)
+                p.search.resume(b, lim, (1, spread * (n - i as u64)), stats)
             };
+            let key = b.hash();
             b.undo();
             match verdict {
-                Solve::Win(_) => out.loses.push(m),
-                Solve::NoWin => out.holds.push(m),
-                Solve::Unknown => still.push((m, search)),
+                _ if replayed => out.loses.push(p.m),
+                Solve::Win(proof) => {
+                    out.loses.push(p.m);
+                    wins.push((key, proof.strategy));
+                }
+                Solve::NoWin => out.holds.push(p.m),
+                Solve::Unknown => still.push(p),
             }
         }
         pending = still;
     }
-    out.unknown.extend(pending.into_iter().map(|(m, _)| m));
+    out.unknown.extend(pending.into_iter().map(|p| p.m));
     out.unknown.sort_unstable();
     out.loses.sort_unstable();
     out
+}
+
+/// A defence `judge` has not settled yet, with its search and how many of the wins found after
+/// other defences were already replayed on it.
+struct Pending {
+    m: Pos,
+    search: Sliced,
+    replayed: usize,
 }
 
 /// The opponent's threat, as far as the budget let `defences` see it.

@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::game::{Board, Color, Pos};
+use crate::game::{Board, Color, Pattern, Pos};
 use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
 pub use defend::{Defences, Judged, Threat, defences};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
@@ -621,7 +621,7 @@ fn principal_line(b: &mut Board, a: Color, strategy: &Strategy) -> Vec<Pos> {
             for w in winning_fours(b, a) {
                 line_cells(b, w, &mut c);
             }
-            c.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
+            c.extend(b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0));
             c
         } else {
             let mut r = four_replies(b, a, &fives);

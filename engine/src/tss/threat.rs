@@ -4,7 +4,7 @@
 //! Depends on `game` only. Every helper takes the colour explicitly: the searches play "null
 //! moves" for the side not on turn, so `Board::side_to_move` is never consulted here.
 
-use crate::game::{Board, Color, DIRECTIONS, Pos, Rule};
+use crate::game::{Board, Color, DIRECTIONS, Pattern, Pos, Rule};
 
 /// Can `c` put a stone on `p`? Renju black may not play a forbidden point (a five is never one).
 #[inline]
@@ -14,13 +14,13 @@ pub(crate) fn legal_for(b: &Board, p: Pos, c: Color) -> bool {
 
 /// Every empty point where `c` would complete a winning five, in board order.
 pub(crate) fn five_points(b: &Board, c: Color) -> Vec<Pos> {
-    b.points().filter(|&p| b.is_empty(p) && b.makes_five(p, c)).collect()
+    b.points_making(c, Pattern::Five).collect()
 }
 
 /// The first five-point of `c`, if any.
 #[inline]
 pub(crate) fn first_five_point(b: &Board, c: Color) -> Option<Pos> {
-    b.points().find(|&p| b.is_empty(p) && b.makes_five(p, c))
+    b.points_making(c, Pattern::Five).next()
 }
 
 /// Empty points on the four lines through `p`, within 5 cells, in a fixed order (no duplicates:
@@ -116,10 +116,7 @@ pub(crate) fn is_winning_four(b: &mut Board, p: Pos, a: Color) -> bool {
 
 /// Every winning-four point of `a` (see `is_winning_four`), in board order.
 pub(crate) fn winning_fours(b: &mut Board, a: Color) -> Vec<Pos> {
-    let cands: Vec<Pos> = b
-        .points()
-        .filter(|&p| b.is_empty(p) && b.threats(p, a).fours() > 0)
-        .collect();
+    let cands: Vec<Pos> = b.points_making(a, Pattern::Block4).filter(|&p| b.threats(p, a).fours() > 0).collect();
     cands.into_iter().filter(|&p| is_winning_four(b, p, a)).collect()
 }
 

@@ -181,7 +181,7 @@ impl<'l> VcfSearch<'l> {
         };
         match only {
             Some(p) => consider(p),
-            None => b.points().for_each(&mut consider),
+            None => b.points_making(a, Pattern::Block4).for_each(&mut consider),
         }
         out.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
         out

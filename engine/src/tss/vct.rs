@@ -284,15 +284,15 @@ impl VctSearch {
             return Expansion::Proven;
         }
         let mut scored: Vec<(i32, Pos, u32)> = Vec::new();
-        for p in b.points() {
-            if !b.is_empty(p) {
-                continue;
-            }
+        // Renju white may also threaten a four whose block black cannot play (from a blocked three).
+        let white_trick = b.rule() == Rule::Renju && a == Color::White;
+        let weakest = if white_trick { Pattern::Block3 } else { Pattern::Flex3 };
+        let cells: Vec<Pos> = b.points_making(a, weakest).collect();
+        for p in cells {
             let t = b.threats(p, a);
             let fours = t.fours();
             let threes = t.count(Pattern::Flex3);
-            // Renju white may also threaten a four whose block black cannot play.
-            let white_trick = b.rule() == Rule::Renju && a == Color::White && t.count(Pattern::Block3) > 0;
+            let white_trick = white_trick && t.count(Pattern::Block3) > 0;
             if fours == 0 && threes == 0 && !white_trick {
                 continue;
             }
@@ -351,15 +351,14 @@ impl VctSearch {
             for &w in &threats {
                 line_cells(b, w, &mut cands);
             }
-            cands.extend(b.points().filter(|&p| b.is_empty(p) && b.threats(p, d).fours() > 0));
+            cands.extend(b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0));
             cands.sort_unstable();
             cands.dedup();
         }
         // Attacker cells that may still be (or become) winning fours after a defender stone.
-        let four_cells: Vec<Pos> = b
-            .points()
-            .filter(|&p| b.is_empty(p) && b.threats(p, a).fours() > 0)
-            .collect();
+        // The threats standing now come first: a move that stops nothing fails on the first one.
+        let mut four_cells = threats.clone();
+        four_cells.extend(b.points_making(a, Pattern::Block4).filter(|&p| b.threats(p, a).fours() > 0 && !threats.contains(&p)));
         let mut defences = Vec::new();
         for m in cands {
             if !legal_for(b, m, d) {

@@ -474,12 +474,12 @@ impl Engine {
         let mut best = result.best;
         if let Some(allowed) = &allowed {
             if !allowed.contains(&best) {
-                // Only these moves avoid a forced loss: take the most visited of them, or the
-                // classical favourite when the search never tried one.
-                best = result
-                    .root_children
+                // Only these moves avoid a forced loss: the search's own favourite among them
+                // (its final-choice ranking, so never one the tree proved lost while another is
+                // left), or the classical favourite when the search never tried one.
+                best = candidates
                     .iter()
-                    .find(|c| allowed.contains(&c.mv))
+                    .find(|c| allowed.contains(&c.mv) && c.proven != Some(Proven::Loss))
                     .map(|c| c.mv)
                     .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
                     .unwrap_or(allowed[0]);

@@ -426,7 +426,7 @@ impl Engine {
                     candidates: vec![only],
                 })
             }
-            SearchKind::Mcts => self.think_mcts(started, soft, stop, allowed, n),
+            SearchKind::Mcts => self.think_mcts(started, (soft, hard), stop, allowed, n),
         }
     }
 
@@ -455,20 +455,29 @@ impl Engine {
         search
     }
 
-    fn think_mcts(&mut self, started: Instant, deadline: Instant, stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
+    /// The tree search until `soft`; when the choice is still unsettled there (see
+    /// `unsettled`) and the move may take longer, once more until halfway to `hard`.
+    fn think_mcts(&mut self, started: Instant, (soft, hard): (Instant, Instant), stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
         let board = self.board.clone().ok_or(EngineError::NotStarted)?;
         let max_visits = self.max_visits.unwrap_or(u64::MAX);
         let progress = self.progress.clone();
         let search = self.search();
         search.set_position(&board);
-        let limits = SearchLimits {
-            deadline: Some(deadline),
+        let mut limits = SearchLimits {
+            deadline: Some(soft),
             stop: stop.clone(),
             max_visits,
             progress,
             ..SearchLimits::default()
         };
-        let result = search.run(&limits);
+        let mut result = search.run(&limits);
+        // Only a search limited by time is extended: one limited by visits must stay reproducible.
+        if max_visits == u64::MAX && hard > soft && unsettled(&result) && Instant::now() < soft + (hard - soft) / 2 {
+            limits.deadline = Some(soft + (hard - soft) / 2);
+            let before = result.playouts;
+            result = search.run(&limits);
+            result.playouts += before;
+        }
         // With a forced defence, every ranked move is needed to put the defences first.
         let mut candidates = search.candidates(if allowed.is_some() { usize::MAX } else { n });
         let mut best = result.best;
@@ -536,6 +545,19 @@ impl Engine {
     }
 }
 
+/// Is the search's choice still open at its soft limit: not proven, and either not the most
+/// visited move (the final choice's LCB rule disagrees with the visits) or the runner-up has at
+/// least 70% of its visits? Then more time is likely to change the move, so it is spent.
+fn unsettled(r: &crate::mcts::SearchResult) -> bool {
+    if r.proven.is_some() {
+        return false;
+    }
+    match r.root_children.as_slice() {
+        [first, second, ..] => r.best != first.mv || second.visits * 10 >= first.visits * 7,
+        _ => false,
+    }
+}
+
 /// The report of a win the threat search proved: `line` from the move to play on.
 fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
     let best = line[0];
@@ -550,5 +572,39 @@ fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
         pv: line,
         proven: Some(Proven::Win),
         candidates: vec![only],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcts::SearchResult;
+
+    fn result(best: (usize, usize), visits: &[((usize, usize), u32)], proven: Option<Proven>) -> SearchResult {
+        let child = |&((x, y), visits): &((usize, usize), u32)| RootCandidate { mv: Pos::new(x, y), visits, prior: 0.0, value: 0.0, proven: None, pv: Vec::new() };
+        SearchResult {
+            best: Pos::new(best.0, best.1),
+            visits: visits.iter().map(|c| u64::from(c.1)).sum(),
+            playouts: 0,
+            value: 0.0,
+            pv: Vec::new(),
+            root_children: visits.iter().map(child).collect(),
+            nodes: 0,
+            proven,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_close_or_contested_choice_is_unsettled() {
+        // Clear favourite: settled.
+        assert!(!unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 600)], None)));
+        // Runner-up at 70% of the visits: unsettled.
+        assert!(unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 700)], None)));
+        // The final choice is not the most visited move: unsettled.
+        assert!(unsettled(&result((8, 8), &[((7, 7), 1000), ((8, 8), 100)], None)));
+        // Proven, or only one move searched: nothing to gain.
+        assert!(!unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 990)], Some(Proven::Win))));
+        assert!(!unsettled(&result((7, 7), &[((7, 7), 1000)], None)));
     }
 }

@@ -11,7 +11,8 @@ use super::verify::{Check, Strategy, verify_shifted};
 use super::{Limits, Proof, Sliced, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
-/// The legal moves of one side sorted by what they do against the opponent's forced win.
+/// The legal moves of one side sorted by what they do against the opponent's forced win, each
+/// list in board order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Judged {
     /// After these the opponent has no forced win: the searches ended (a VCF exhaustively, a VCT
@@ -108,6 +109,8 @@ pub(crate) fn judge(
         pending = still;
     }
     out.unknown.extend(pending.into_iter().map(|p| p.m));
+    // Settled in rounds, so in no particular order until sorted.
+    out.holds.sort_unstable();
     out.unknown.sort_unstable();
     out.loses.sort_unstable();
     out

@@ -472,8 +472,9 @@ impl Engine {
         };
         let mut result = search.run(&limits);
         // Only a search limited by time is extended: one limited by visits must stay reproducible.
-        if max_visits == u64::MAX && hard > soft && unsettled(&result) && Instant::now() < soft + (hard - soft) / 2 {
-            limits.deadline = Some(soft + (hard - soft) / 2);
+        let halfway = soft + hard.saturating_duration_since(soft) / 2;
+        if max_visits == u64::MAX && hard > soft && unsettled(&result) && Instant::now() < halfway {
+            limits.deadline = Some(halfway);
             let before = result.playouts;
             result = search.run(&limits);
             result.playouts += before;

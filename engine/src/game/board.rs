@@ -234,7 +234,8 @@ impl Board {
     /// for threes and fours). Reads the four line patterns of a cell as one word, so a scan of
     /// the board costs a few hundred nanoseconds.
     pub fn points_making(&self, c: Color, min: Pattern) -> PointsMaking<'_> {
-        PointsMaking { board: self, colour: c.index(), floor: u32::from(min as u8) * 0x0101_0101, y: 0, i: PAD * STRIDE + PAD, row_end: PAD * STRIDE + PAD + self.width }
+        let first = Pos::new(0, 0).index();
+        PointsMaking { board: self, colour: c.index(), floor: u32::from(min as u8) * 0x0101_0101, y: 0, i: first, row_end: first + self.width }
     }
 
     /// Row-major index `y * width + x` of a point (policy and feature layouts use it).

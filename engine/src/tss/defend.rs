@@ -83,21 +83,23 @@ pub(crate) fn judge(
         let mut still = Vec::new();
         for (i, mut p) in pending.into_iter().enumerate() {
             b.place_unchecked(p.m, side);
-            let replayed = wins[p.replayed..].iter().any(|(key, strategy)| {
-                verify_shifted(b, opp, strategy, b.hash() ^ key, lim.clock()) == Check::Verified
-            });
+            let key = b.hash();
+            let lost_to_a_known_win = !b.is_five_at(p.m)
+                && wins[p.replayed..].iter().any(|(at, strategy)| {
+                    verify_shifted(b, opp, strategy, key ^ at, lim.clock()) == Check::Verified
+                });
             p.replayed = wins.len();
             let verdict = if b.is_five_at(p.m) {
                 Solve::NoWin
-            } else if replayed {
-                Solve::Unknown
+            } else if lost_to_a_known_win {
+                b.undo();
+                out.loses.push(p.m);
+                continue;
             } else {
                 p.search.resume(b, lim, (1, spread * (n - i as u64)), stats)
             };
-            let key = b.hash();
             b.undo();
             match verdict {
-                _ if replayed => out.loses.push(p.m),
                 Solve::Win(proof) => {
                     out.loses.push(p.m);
                     wins.push((key, proof.strategy));

@@ -325,10 +325,7 @@ fn analyse_inner(
         tactics
     };
     let vcf = |b: &mut Board, attacker: Color, lim: &mut Limits, stats: &mut Stats| {
-        let mut share = lim.share(1, 4);
-        let r = solve_with(b, attacker, WinKind::Vcf, &mut share, stats);
-        lim.absorb(&share);
-        r
+        Sliced::new(attacker, WinKind::Vcf).resume(b, lim, (1, 4), stats)
     };
     // Our VCF first: it also covers the case of a four we must block with a four of our own.
     if let Solve::Win(p) = vcf(b, side, lim, stats) {
@@ -459,30 +456,41 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
         };
         return Solve::Win(proof);
     }
+    if kind == WinKind::Vct {
+        return vct_slice(&mut vct::VctSearch::new(a), b, a, lim, stats).unwrap_or(Solve::Unknown);
+    }
     let (start, used_before) = (Instant::now(), lim.used);
-    let searched = match kind {
-        WinKind::Vcf => {
-            let mut s = vcf::VcfSearch::new(a, lim);
-            match s.root(b) {
-                vcf::Res::Win => Some(Some(s.strategy)),
-                vcf::Res::Fail => Some(None),
-                vcf::Res::Abort => None,
-            }
-        }
-        WinKind::Vct => {
-            let mut s = vct::VctSearch::new(a);
-            match s.run(b, lim) {
-                vct::VctResult::Win => Some(Some(s.strategy)),
-                vct::VctResult::NoWin => Some(None),
-                vct::VctResult::Unknown => None,
-            }
-        }
+    let mut s = vcf::VcfSearch::new(a, lim);
+    let searched = match s.root(b) {
+        vcf::Res::Win => Some(Some(std::mem::take(&mut s.strategy))),
+        vcf::Res::Fail => Some(None),
+        vcf::Res::Abort => None,
     };
     count_work(stats, kind, lim.used - used_before, start.elapsed());
     match searched {
         None => Solve::Unknown,
         Some(None) => Solve::NoWin,
         Some(Some(strategy)) => checked_proof(b, a, kind, strategy, lim, stats),
+    }
+}
+
+/// One run of `search` (a VCT for `a`, kept between runs) within `lim`: `None` while undecided
+/// (the budget ran out, or it ran out while verifying a win the kept tree will offer again),
+/// else the verdict. A proof the verifier rejects is final: `Solve::Unknown`.
+fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Limits, stats: &mut Stats) -> Option<Solve> {
+    let (start, used_before) = (Instant::now(), lim.used);
+    let found = search.run(b, lim);
+    count_work(stats, WinKind::Vct, lim.used - used_before, start.elapsed());
+    match found {
+        vct::VctResult::Unknown => None,
+        vct::VctResult::NoWin => Some(Solve::NoWin),
+        vct::VctResult::Win => {
+            let rejected = stats.rejected;
+            match checked_proof(b, a, WinKind::Vct, search.strategy.clone(), lim, stats) {
+                Solve::Unknown if stats.rejected == rejected => None,
+                verdict => Some(verdict),
+            }
+        }
     }
 }
 
@@ -552,24 +560,7 @@ impl Sliced {
                 Solve::Unknown => None,
                 settled => Some(settled),
             },
-            Some(search) => {
-                let (start, used_before) = (Instant::now(), share.used);
-                let found = search.run(b, &mut share);
-                count_work(stats, WinKind::Vct, share.used - used_before, start.elapsed());
-                match found {
-                    vct::VctResult::Unknown => None,
-                    vct::VctResult::NoWin => Some(Solve::NoWin),
-                    vct::VctResult::Win => {
-                        let rejected = stats.rejected;
-                        let strategy = search.strategy.clone();
-                        match checked_proof(b, self.attacker, WinKind::Vct, strategy, &share, stats) {
-                            // Out of time while verifying: the tree is kept, so try again next slice.
-                            Solve::Unknown if stats.rejected == rejected => None,
-                            verdict => Some(verdict),
-                        }
-                    }
-                }
-            }
+            Some(search) => vct_slice(search, b, self.attacker, &mut share, stats),
         };
         lim.absorb(&share);
         self.verdict = verdict.clone();

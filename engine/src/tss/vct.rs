@@ -287,8 +287,7 @@ impl VctSearch {
         // Renju white may also threaten a four whose block black cannot play (from a blocked three).
         let white_trick = b.rule() == Rule::Renju && a == Color::White;
         let weakest = if white_trick { Pattern::Block3 } else { Pattern::Flex3 };
-        let cells: Vec<Pos> = b.points_making(a, weakest).collect();
-        for p in cells {
+        for p in b.points_making(a, weakest) {
             let t = b.threats(p, a);
             let fours = t.fours();
             let threes = t.count(Pattern::Flex3);

@@ -421,19 +421,29 @@ impl Search {
         let threads = self.config.threads.max(1);
         let batch = self.batch_size();
         let ctx = ctx_of(&self.config, &self.explore_small);
-        let this = &*self;
-        if threads == 1 {
-            let mut w = Worker::new(&this.root);
-            this.work(&mut w, limits, batch, &ctx, false);
-        } else {
-            std::thread::scope(|scope| {
-                for _ in 0..threads {
-                    scope.spawn(|| {
-                        let mut w = Worker::new(&this.root);
-                        this.work(&mut w, limits, batch, &ctx, true);
-                    });
-                }
-            });
+        loop {
+            let this = &*self;
+            if threads == 1 {
+                let mut w = Worker::new(&this.root);
+                this.work(&mut w, limits, batch, &ctx, false);
+            } else {
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            let mut w = Worker::new(&this.root);
+                            this.work(&mut w, limits, batch, &ctx, true);
+                        });
+                    }
+                });
+            }
+            // A full tree is no reason to stop while time and visits remain: with every thread
+            // back (nothing in flight), fold up the least visited part and go on.
+            let next_batch = Duration::from_nanos(self.eval_ns.load(Ordering::Relaxed));
+            let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            if !s.tree.full || Self::limit_reached(s, limits, next_batch) || !s.tree.prune() {
+                break;
+            }
+            s.stopped = false;
         }
         let mut r = self.result();
         r.playouts = lock(&self.shared).started;
@@ -442,10 +452,13 @@ impl Search {
     }
 
     fn should_stop(s: &Shared, limits: &SearchLimits, next_batch: Duration) -> bool {
+        s.stopped || s.tree.full || Self::limit_reached(s, limits, next_batch)
+    }
+
+    /// A limit of the run (not the tree's memory) is reached.
+    fn limit_reached(s: &Shared, limits: &SearchLimits, next_batch: Duration) -> bool {
         let root = s.tree.root();
-        s.stopped
-            || s.started >= limits.max_visits
-            || s.tree.full
+        s.started >= limits.max_visits
             || s.tree.nodes.len() >= limits.max_nodes
             || (root.is_proven() && root.state == State::Expanded)
             || limits.stop.load(Ordering::Relaxed)

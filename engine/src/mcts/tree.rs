@@ -3,7 +3,8 @@
 //! A node's moves are one contiguous `u32` range of edges; an edge points at its child node only
 //! once the child has been selected, so an expansion costs 8 bytes per legal move and 24 more per
 //! visited child. Memory is counted by capacity against a byte budget: when the budget is spent
-//! the tree stops growing and the search finishes with what it has.
+//! the tree stops growing (`full`), and `prune` makes room in place by folding up the least
+//! visited nodes, so a search can go on until its time is spent.
 //!
 //! Pure data and arithmetic: no boards, no evaluators, no threads (callers hold the lock).
 
@@ -517,6 +518,120 @@ impl Tree {
         true
     }
 
+    /// Bytes the nodes and edges in use take (not the capacity held for them).
+    pub fn bytes_used(&self) -> usize {
+        self.nodes.len() * NODE_BYTES + self.edges.len() * EDGE_BYTES
+    }
+
+    /// Makes room in a full tree, in place, for a search that goes on: the tree is brought to at
+    /// most half its budget (`fold_up`) and the arenas' spare capacity is given back (the budget
+    /// counts capacity, and one arena may hold room the other needs). `false` when that leaves no
+    /// room (a budget the root's own moves fill). Selections in flight must have been backed up
+    /// or reverted.
+    pub fn prune(&mut self) -> bool {
+        let target = self.budget_bytes / 2;
+        if self.bytes_used() > target {
+            self.fold_up(target);
+        }
+        self.nodes.shrink_to_fit();
+        self.edges.shrink_to_fit();
+        self.full = false;
+        self.bytes_used() <= target
+    }
+
+    /// Every node with fewer than `k` visits keeps its statistics (its parent's view of it stays
+    /// exact) but loses its edges and everything below them, and is expanded afresh if the search
+    /// comes back to it. `k` is the smallest count that brings the tree to at most `target`
+    /// bytes, so what survives is the part of the tree the search visited most. Proven values
+    /// stay.
+    fn fold_up(&mut self, target: usize) {
+        // What keeping a node's edges costs: the edges and the child nodes they have made.
+        let cost = |t: &Tree, i: usize| {
+            let children = t.edges_of(i as u32).iter().filter(|e| e.child != NO_NODE).count();
+            t.nodes[i].n_edges as usize * EDGE_BYTES + children * NODE_BYTES
+        };
+        let mut expanded: Vec<(u32, usize)> = (1..self.nodes.len())
+            .filter(|&i| self.nodes[i].n_edges > 0)
+            .map(|i| (self.nodes[i].visits, cost(self, i)))
+            .collect();
+        expanded.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        // A child has fewer visits than its parent, so "at least k visits" keeps a connected tree.
+        let mut total = NODE_BYTES + cost(self, 0);
+        let mut k = None;
+        for group in expanded.chunk_by(|a, b| a.0 == b.0) {
+            let group_cost: usize = group.iter().map(|g| g.1).sum();
+            if total + group_cost > target {
+                k = Some(group[0].0.saturating_add(1));
+                break;
+            }
+            total += group_cost;
+        }
+        let Some(k) = k else {
+            return; // everything fits already: nothing to fold up
+        };
+        drop(expanded);
+        let keeps_edges = |n: &Node, i: usize| i == 0 || (n.visits >= k && n.n_edges > 0);
+        // Which nodes survive (the children of nodes that keep their edges; parents come before
+        // their children in the arena) and their new numbers, in the old order.
+        let mut new_id = vec![NO_NODE; self.nodes.len()];
+        let mut kept = 1u32;
+        let mut with_edges = vec![0u32];
+        for i in 0..self.nodes.len() {
+            if i != 0 && new_id[i] == NO_NODE {
+                continue;
+            }
+            if i != 0 {
+                new_id[i] = kept;
+                kept += 1;
+            }
+            if keeps_edges(&self.nodes[i], i) {
+                if i != 0 {
+                    with_edges.push(i as u32);
+                }
+                for e in self.edges_of(i as u32) {
+                    if e.child != NO_NODE {
+                        // Marked now, numbered when the scan reaches it.
+                        new_id[e.child as usize] = u32::MAX;
+                    }
+                }
+            }
+        }
+        // Edge ranges move down in the order they lie in, so a copy never overwrites a range
+        // still to be read.
+        with_edges.sort_unstable_by_key(|&i| self.nodes[i as usize].first_edge);
+        let mut cursor = 0usize;
+        for &i in &with_edges {
+            let n = self.nodes[i as usize];
+            let (first, len) = (n.first_edge as usize, n.n_edges as usize);
+            self.edges.copy_within(first..first + len, cursor);
+            for e in &mut self.edges[cursor..cursor + len] {
+                if e.child != NO_NODE {
+                    e.child = new_id[e.child as usize];
+                }
+            }
+            self.nodes[i as usize].first_edge = cursor as u32;
+            cursor += len;
+        }
+        self.edges.truncate(cursor);
+        for i in 0..self.nodes.len() {
+            let to = if i == 0 { 0 } else { new_id[i] };
+            if i != 0 && to == NO_NODE {
+                continue;
+            }
+            let mut n = self.nodes[i];
+            if !keeps_edges(&n, i) {
+                n.first_edge = 0;
+                n.n_edges = 0;
+                // A proven node is never searched below; any other is expanded again when reached.
+                if n.proven.is_none() {
+                    n.state = State::Fresh;
+                }
+            }
+            self.nodes[to as usize] = n;
+        }
+        self.nodes.truncate(kept as usize);
+    }
+
     /// Replaces the tree by the subtree under `new_root` (renumbered breadth-first, so the copy
     /// is deterministic). Selections in flight must have been reverted.
     pub fn rebase(&mut self, new_root: u32) {
@@ -681,5 +796,65 @@ mod tests {
         assert!(!t.reserve(0, 1_000_000));
         assert!(t.full);
         assert!(t.bytes() <= 64 * 1024);
+    }
+
+    /// `prune` folds up exactly the least visited nodes and renumbers the rest consistently,
+    /// whatever order the arenas hold them in.
+    #[test]
+    fn prune_folds_up_the_least_visited_nodes() {
+        let node = |visits: u32, first_edge: u32, n_edges: u16| Node {
+            first_edge,
+            n_edges,
+            state: if n_edges > 0 { State::Expanded } else { State::Fresh },
+            visits,
+            value_sum: visits as f64 * 0.25,
+            ..Node::FRESH
+        };
+        let edge = |x: usize, child: u32| Edge { mv: Pos::new(x, 0), prior: 100, child };
+        // Root (13 visits) -> a: A (10) -> A1 (3, two edges, no children); b: B (2) -> B1 (1).
+        // Arena order: 0 root, 1 B, 2 A, 3 B1, 4 A1; edges: A1 0..2, root 2..5, B 5..8, A 8..10.
+        // Costs: root 24 + 3*8 + 2*24 = 96, A 2*8 + 24 = 40, A1 2*8 = 16, B 3*8 + 24 = 48: half a
+        // 320-byte budget (160) keeps A and A1 (152) and not B (200).
+        let mut t = Tree::new(320);
+        t.nodes = vec![node(13, 2, 3), node(2, 5, 3), node(10, 8, 2), node(1, 0, 0), node(3, 0, 2)];
+        t.edges = vec![
+            edge(7, NO_NODE), edge(8, NO_NODE), // A1
+            edge(0, 2), edge(1, 1), edge(2, NO_NODE), // root
+            edge(3, 3), edge(4, NO_NODE), edge(5, NO_NODE), // B
+            edge(6, 4), edge(9, NO_NODE), // A
+        ];
+        t.nodes[3].proven = Some(Proven::Win);
+        t.full = true;
+        assert!(t.prune());
+        assert!(!t.full);
+        assert_eq!(t.nodes.len(), 4, "B1 goes with B's edges");
+        assert_eq!(t.edges.len(), 7);
+        let visits: Vec<u32> = t.nodes.iter().map(|n| n.visits).collect();
+        assert_eq!(visits, [13, 2, 10, 3], "survivors keep their order and statistics");
+        assert_eq!(t.nodes[1].value_sum, 0.5);
+        let moves = |t: &Tree, n: u32| t.edges_of(n).iter().map(|e| (e.mv.x(), e.child)).collect::<Vec<_>>();
+        assert_eq!(moves(&t, 0), [(0, 2), (1, 1), (2, NO_NODE)]);
+        assert_eq!(moves(&t, 2), [(6, 3), (9, NO_NODE)]);
+        assert_eq!(moves(&t, 3), [(7, NO_NODE), (8, NO_NODE)]);
+        assert_eq!((t.nodes[1].n_edges, t.nodes[1].state), (0, State::Fresh), "B is a leaf again");
+        // Now within half its budget: a second prune folds up nothing.
+        let used = 4 * NODE_BYTES + 7 * EDGE_BYTES;
+        assert_eq!(t.bytes_used(), used);
+        assert!(t.prune());
+        assert_eq!((t.bytes_used(), t.nodes.len()), (used, 4));
+        // Full by capacity, not by use (one arena holds the room): the capacity goes back.
+        let mut t = Tree::new(320);
+        t.nodes = Vec::with_capacity(12);
+        t.nodes.push(node(13, 0, 3));
+        t.edges = vec![edge(0, NO_NODE); 3];
+        assert!(!t.reserve(0, 20), "12 nodes' capacity leaves no room for 23 edges");
+        assert!(t.prune());
+        assert!(t.reserve(0, 20));
+        // The root's own moves fill the budget: no room can be made.
+        let mut t = Tree::new(320);
+        t.nodes = vec![node(1, 0, 30)];
+        t.edges = vec![edge(0, NO_NODE); 30];
+        t.full = true;
+        assert!(!t.prune());
     }
 }

@@ -378,6 +378,21 @@ impl Engine {
         }
         let budget = self.limits.budget(board.move_count(), board.width() * board.height());
         let (soft, hard) = (started + budget.soft, started + budget.hard);
+        // An obvious move is answered at once when the time saved can be spent later: when the
+        // match clock, not the turn limit, sets this move's share (and always for a five, which
+        // ends the game). Under a turn limit alone a second saved is a second lost, while the
+        // search of a forced move is a search of the position after it, which the next move
+        // reuses (answering at once cost renju strength when it was unconditional).
+        let clock_bound = budget.soft < budget.hard && self.max_visits.is_none() && n == 1;
+        if let Some((best, why)) = obvious_move(board) {
+            if why == Obvious::Five {
+                return Ok(proven_win(started, vec![best]));
+            }
+            if clock_bound {
+                self.message(&format!("{}: {best}, answered at once", why.describe()));
+                return Ok(unsearched(started, best));
+            }
+        }
 
         // Threat-space search first: a proven win is played at once, a forced defence narrows
         // the moves the main search may choose.
@@ -400,6 +415,10 @@ impl Engine {
                     let text: Vec<String> = line.iter().map(|p| p.to_string()).collect();
                     self.message(&format!("{kind} win: {}", text.join(" ")));
                     return Ok(proven_win(started, line));
+                }
+                RootTactics::MustBlock(moves) if moves.len() == 1 && clock_bound => {
+                    self.message(&format!("{}: {}, answered at once", Obvious::OnlyDefence.describe(), moves[0]));
+                    return Ok(unsearched(started, moves[0]));
                 }
                 RootTactics::MustBlock(moves) if !moves.is_empty() => allowed = Some(moves),
                 RootTactics::MustBlock(_) | RootTactics::Lost => self.message("lost by force; resisting"),
@@ -559,21 +578,71 @@ fn unsettled(r: &crate::mcts::SearchResult) -> bool {
     }
 }
 
-/// The report of a win the threat search proved: `line` from the move to play on.
-fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
-    let best = line[0];
-    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 1.0, proven: Some(Proven::Win), pv: line.clone() };
+/// Why a move needs no search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Obvious {
+    Centre,
+    Five,
+    OnlyLegal,
+    OnlyBlock,
+    /// The only move the threat analysis does not prove lost.
+    OnlyDefence,
+}
+
+impl Obvious {
+    fn describe(self) -> &'static str {
+        match self {
+            Obvious::Centre => "the centre of an empty board",
+            Obvious::Five => "a five",
+            Obvious::OnlyLegal => "the only legal move",
+            Obvious::OnlyBlock => "the only block",
+            Obvious::OnlyDefence => "the only defence",
+        }
+    }
+}
+
+/// A move that needs no search, and why: on the empty board the centre, a five to make, the
+/// only legal move, or the only point that stops the opponent's single five.
+fn obvious_move(board: &Board) -> Option<(Pos, Obvious)> {
+    if board.move_count() == 0 {
+        return Some((Pos::new(board.width() / 2, board.height() / 2), Obvious::Centre));
+    }
+    let legal = board.legal_moves();
+    let (me, opp) = (board.side_to_move(), board.side_to_move().opp());
+    if let Some(&p) = legal.iter().find(|&&p| board.makes_five(p, me)) {
+        return Some((p, Obvious::Five));
+    }
+    if let [only] = legal[..] {
+        return Some((only, Obvious::OnlyLegal));
+    }
+    let mut fives = board.points().filter(|&p| board.is_empty(p) && board.makes_five(p, opp));
+    match (fives.next(), fives.next()) {
+        (Some(p), None) if legal.contains(&p) => Some((p, Obvious::OnlyBlock)),
+        _ => None,
+    }
+}
+
+/// The report of a move played without a search.
+fn unsearched(started: Instant, best: Pos) -> MoveInfo {
+    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 0.0, proven: None, pv: vec![best] };
     MoveInfo {
         best,
-        value: 1.0,
-        depth: line.len() as u32,
+        value: 0.0,
+        depth: 1,
         nodes: 0,
         playouts: 0,
         elapsed: started.elapsed(),
-        pv: line,
-        proven: Some(Proven::Win),
+        pv: vec![best],
+        proven: None,
         candidates: vec![only],
     }
+}
+
+/// The report of a win the threat search proved: `line` from the move to play on.
+fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
+    let mut info = unsearched(started, line[0]);
+    info.candidates[0] = RootCandidate { value: 1.0, proven: Some(Proven::Win), pv: line.clone(), ..info.candidates[0].clone() };
+    MoveInfo { value: 1.0, depth: line.len() as u32, pv: line, proven: Some(Proven::Win), ..info }
 }
 
 #[cfg(test)]
@@ -607,5 +676,70 @@ mod tests {
         // Proven, or only one move searched: nothing to gain.
         assert!(!unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 990)], Some(Proven::Win))));
         assert!(!unsettled(&result((7, 7), &[((7, 7), 1000)], None)));
+    }
+
+    /// An engine on a 15x15 freestyle board with these stones, the engine to move.
+    fn engine_with(own: &[(i64, i64)], theirs: &[(i64, i64)], limits: TimeLimits) -> Engine {
+        let mut e = Engine::new(EngineConfig::default());
+        e.start(15, 15).unwrap();
+        let stones: Vec<SetupStone> = own
+            .iter()
+            .map(|&pos| SetupStone { pos, own: true })
+            .chain(theirs.iter().map(|&pos| SetupStone { pos, own: false }))
+            .collect();
+        e.set_position(&stones).unwrap();
+        e.limits = limits;
+        e
+    }
+
+    /// Obvious moves are answered without a search when the match clock sets the move's time
+    /// (what is saved is spent later), and searched when only the turn limit does (the search
+    /// of the position after the move is reused); a five always at once.
+    #[test]
+    fn obvious_moves_are_answered_at_once_when_the_clock_is_short() {
+        let stop = Arc::new(AtomicBool::new(false));
+        // 3 s left of the match: a share of it is less than the turn allows.
+        let clock = TimeLimits { timeout_turn_ms: Some(5_000), timeout_match_ms: Some(100_000), time_left_ms: Some(3_000) };
+        let turn = TimeLimits { timeout_turn_ms: Some(300), timeout_match_ms: Some(0), time_left_ms: None };
+        let five = (&[(3, 3), (4, 3), (5, 3), (6, 3)][..], &[(3, 9), (4, 9), (5, 9), (6, 9), (0, 14)][..], Pos::new(2, 3));
+        // The opponent's four has one empty end: only that point stops it.
+        let block = (&[(2, 5), (10, 10), (12, 1)][..], &[(3, 5), (4, 5), (5, 5), (6, 5)][..], Pos::new(7, 5));
+        let centre = (&[][..], &[][..], Pos::new(7, 7));
+        for (own, theirs, want) in [five, block, centre] {
+            let info = engine_with(own, theirs, clock).think(Instant::now(), &stop).unwrap();
+            assert_eq!((info.best, info.playouts), (want, 0), "{want} under a short clock");
+        }
+        let info = engine_with(five.0, five.1, turn).think(Instant::now(), &stop).unwrap();
+        assert_eq!((info.best, info.playouts), (five.2, 0), "a five at once whatever the clock");
+        for (own, theirs, want) in [block, centre] {
+            let info = engine_with(own, theirs, turn).think(Instant::now(), &stop).unwrap();
+            assert!(info.playouts > 0, "{want} searched under a turn limit");
+            if want == block.2 {
+                assert_eq!(info.best, want);
+            }
+        }
+    }
+
+    /// The threat analysis's single defence (one move of 391 does not lose to the opponent's VCF)
+    /// is answered at once under a short clock.
+    #[test]
+    fn the_only_defence_is_answered_at_once_when_the_clock_is_short() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-mined/mined.txt");
+        let suite = crate::tss::suite::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let pos = suite.into_iter().find(|p| p.name == "mined-freestyle-20-9-9").unwrap();
+        let mut e = Engine::new(EngineConfig::default());
+        e.start(20, 20).unwrap();
+        let stones: Vec<SetupStone> = pos
+            .board
+            .history()
+            .iter()
+            .map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == pos.to_move })
+            .collect();
+        e.set_position(&stones).unwrap();
+        // 30 s left: a share of about 750 ms (the analysis gets a quarter), less than the turn.
+        e.limits = TimeLimits { timeout_turn_ms: Some(5_000), timeout_match_ms: Some(100_000), time_left_ms: Some(30_000) };
+        let stop = Arc::new(AtomicBool::new(false));
+        let info = e.think(Instant::now(), &stop).unwrap();
+        assert_eq!((info.best, info.playouts), (Pos::new(7, 11), 0));
     }
 }

@@ -700,7 +700,7 @@ mod tests {
         let stop = Arc::new(AtomicBool::new(false));
         // 3 s left of the match: a share of it is less than the turn allows.
         let clock = TimeLimits { timeout_turn_ms: Some(5_000), timeout_match_ms: Some(100_000), time_left_ms: Some(3_000) };
-        let turn = TimeLimits { timeout_turn_ms: Some(300), timeout_match_ms: Some(0), time_left_ms: None };
+        let turn = TimeLimits { timeout_turn_ms: Some(1_000), timeout_match_ms: Some(0), time_left_ms: None };
         let five = (&[(3, 3), (4, 3), (5, 3), (6, 3)][..], &[(3, 9), (4, 9), (5, 9), (6, 9), (0, 14)][..], Pos::new(2, 3));
         // The opponent's four has one empty end: only that point stops it.
         let block = (&[(2, 5), (10, 10), (12, 1)][..], &[(3, 5), (4, 5), (5, 5), (6, 5)][..], Pos::new(7, 5));
@@ -736,8 +736,9 @@ mod tests {
             .map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == pos.to_move })
             .collect();
         e.set_position(&stones).unwrap();
-        // 30 s left: a share of about 750 ms (the analysis gets a quarter), less than the turn.
-        e.limits = TimeLimits { timeout_turn_ms: Some(5_000), timeout_match_ms: Some(100_000), time_left_ms: Some(30_000) };
+        // 100 s left: a share of 2.5 s, less than the turn allows; the analysis gets a quarter
+        // of it, twenty times what it needs on an idle machine (~30 ms), so load does not matter.
+        e.limits = TimeLimits { timeout_turn_ms: Some(60_000), timeout_match_ms: Some(200_000), time_left_ms: Some(100_000) };
         let stop = Arc::new(AtomicBool::new(false));
         let info = e.think(Instant::now(), &stop).unwrap();
         assert_eq!((info.best, info.playouts), (Pos::new(7, 11), 0));

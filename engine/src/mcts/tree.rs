@@ -161,6 +161,7 @@ pub(crate) fn explore_table(c_init: f32, c_base: f32) -> Box<[f32]> {
         .collect()
 }
 
+#[derive(Clone)]
 pub(crate) struct Tree {
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
@@ -545,53 +546,67 @@ impl Tree {
     /// bytes, so what survives is the part of the tree the search visited most. Proven values
     /// stay.
     fn fold_up(&mut self, target: usize) {
-        // What keeping a node's edges costs: the edges and the child nodes they have made.
+        // What keeping each node's edges costs (the edges and the child nodes they have made),
+        // summed by visit count: exact up to 2^16 visits, pooled above (a handful of nodes).
+        const EXACT: usize = 1 << 16;
         let cost = |t: &Tree, i: usize| {
             let children = t.edges_of(i as u32).iter().filter(|e| e.child != NO_NODE).count();
             t.nodes[i].n_edges as usize * EDGE_BYTES + children * NODE_BYTES
         };
-        let mut expanded: Vec<(u32, usize)> = (1..self.nodes.len())
-            .filter(|&i| self.nodes[i].n_edges > 0)
-            .map(|i| (self.nodes[i].visits, cost(self, i)))
-            .collect();
-        expanded.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        let mut cost_by_visits = vec![0usize; EXACT + 1];
+        for i in 1..self.nodes.len() {
+            if self.nodes[i].n_edges > 0 {
+                cost_by_visits[(self.nodes[i].visits as usize).min(EXACT)] += cost(self, i);
+            }
+        }
         // A child has fewer visits than its parent, so "at least k visits" keeps a connected tree.
         let mut total = NODE_BYTES + cost(self, 0);
         let mut k = None;
-        for group in expanded.chunk_by(|a, b| a.0 == b.0) {
-            let group_cost: usize = group.iter().map(|g| g.1).sum();
-            if total + group_cost > target {
-                k = Some(group[0].0.saturating_add(1));
+        for (visits, &c) in cost_by_visits.iter().enumerate().rev() {
+            if total + c > target {
+                k = Some(visits as u32 + 1);
                 break;
             }
-            total += group_cost;
+            total += c;
         }
         let Some(k) = k else {
             return; // everything fits already: nothing to fold up
         };
-        drop(expanded);
-        let keeps_edges = |n: &Node, i: usize| i == 0 || (n.visits >= k && n.n_edges > 0);
-        // Which nodes survive (the children of nodes that keep their edges; parents come before
-        // their children in the arena) and their new numbers, in the old order.
-        let mut new_id = vec![NO_NODE; self.nodes.len()];
-        let mut kept = 1u32;
-        let mut with_edges = vec![0u32];
-        for i in 0..self.nodes.len() {
-            if i != 0 && new_id[i] == NO_NODE {
+        drop(cost_by_visits);
+        self.compact(0, |n| n.visits >= k && n.n_edges > 0);
+    }
+
+    /// Keeps `root` (renumbered 0) and the nodes below it whose parents keep their edges, in
+    /// place: a node keeps its edges when `keeps_edges` says so (`root` always), and the others
+    /// become leaves with their statistics (unexpanded, unless proven). Arena order is kept, so
+    /// node and edge ranges only move down and no second copy of the tree is ever held; a child
+    /// always lies after its parent (nodes are appended as they are made), which one forward
+    /// pass relies on. Selections in flight must have been backed up or reverted: `in_flight`
+    /// holds the new numbers meanwhile.
+    fn compact(&mut self, root: u32, keeps_edges: impl Fn(&Node) -> bool) {
+        const MARKED: u32 = u32::MAX;
+        let root = root as usize;
+        let keeps = |n: &Node, i: usize| i == root || keeps_edges(n);
+        // in_flight: 0 = dropped, MARKED = kept and not numbered yet, else new number + 1.
+        for n in &mut self.nodes {
+            n.in_flight = 0;
+        }
+        self.nodes[root].in_flight = MARKED;
+        let mut kept = 0u32;
+        let mut with_edges = Vec::new();
+        for i in root..self.nodes.len() {
+            if self.nodes[i].in_flight == 0 {
                 continue;
             }
-            if i != 0 {
-                new_id[i] = kept;
-                kept += 1;
-            }
-            if keeps_edges(&self.nodes[i], i) {
-                if i != 0 {
-                    with_edges.push(i as u32);
-                }
-                for e in self.edges_of(i as u32) {
-                    if e.child != NO_NODE {
-                        // Marked now, numbered when the scan reaches it.
-                        new_id[e.child as usize] = u32::MAX;
+            kept += 1;
+            self.nodes[i].in_flight = kept;
+            if keeps(&self.nodes[i], i) {
+                with_edges.push(i as u32);
+                let (first, len) = (self.nodes[i].first_edge as usize, self.nodes[i].n_edges as usize);
+                for e in first..first + len {
+                    let c = self.edges[e].child;
+                    if c != NO_NODE {
+                        self.nodes[c as usize].in_flight = MARKED;
                     }
                 }
             }
@@ -604,22 +619,24 @@ impl Tree {
             let n = self.nodes[i as usize];
             let (first, len) = (n.first_edge as usize, n.n_edges as usize);
             self.edges.copy_within(first..first + len, cursor);
-            for e in &mut self.edges[cursor..cursor + len] {
-                if e.child != NO_NODE {
-                    e.child = new_id[e.child as usize];
+            for e in cursor..cursor + len {
+                let c = self.edges[e].child;
+                if c != NO_NODE {
+                    self.edges[e].child = self.nodes[c as usize].in_flight - 1;
                 }
             }
             self.nodes[i as usize].first_edge = cursor as u32;
             cursor += len;
         }
         self.edges.truncate(cursor);
-        for i in 0..self.nodes.len() {
-            let to = if i == 0 { 0 } else { new_id[i] };
-            if i != 0 && to == NO_NODE {
+        for i in root..self.nodes.len() {
+            let mut n = self.nodes[i];
+            if n.in_flight == 0 {
                 continue;
             }
-            let mut n = self.nodes[i];
-            if !keeps_edges(&n, i) {
+            let to = (n.in_flight - 1) as usize;
+            n.in_flight = 0;
+            if !keeps(&n, i) {
                 n.first_edge = 0;
                 n.n_edges = 0;
                 // A proven node is never searched below; any other is expanded again when reached.
@@ -627,51 +644,25 @@ impl Tree {
                     n.state = State::Fresh;
                 }
             }
-            self.nodes[to as usize] = n;
+            if n.state == State::Pending {
+                n.state = State::Fresh;
+            }
+            self.nodes[to] = n;
         }
         self.nodes.truncate(kept as usize);
     }
 
-    /// Replaces the tree by the subtree under `new_root` (renumbered breadth-first, so the copy
-    /// is deterministic). Selections in flight must have been reverted.
+    /// Replaces the tree by the subtree under `new_root`, in place (arena order kept, so the
+    /// result is as deterministic as the search that made it). Selections in flight must have
+    /// been reverted.
     pub fn rebase(&mut self, new_root: u32) {
         if new_root == 0 {
             return;
         }
-        // Sized by what is copied, not by the old tree: both live at once for a moment, and the
-        // old one may already fill the budget.
-        let mut nodes = Vec::new();
-        let mut edges = Vec::new();
-        nodes.push(self.nodes[new_root as usize]);
-        let mut queue = vec![new_root];
-        let mut head = 0;
-        while head < queue.len() {
-            let old = queue[head];
-            let new_id = head;
-            head += 1;
-            let first = edges.len() as u32;
-            for e in self.edges_of(old) {
-                let mut e = *e;
-                if e.child != NO_NODE {
-                    queue.push(e.child);
-                    nodes.push(self.nodes[e.child as usize]);
-                    e.child = (nodes.len() - 1) as u32;
-                }
-                edges.push(e);
-            }
-            nodes[new_id].first_edge = first;
-        }
-        for n in &mut nodes {
-            n.in_flight = 0;
-            if n.state == State::Pending {
-                n.state = State::Fresh;
-            }
-        }
-        self.nodes = nodes;
-        self.edges = edges;
+        self.compact(new_root, |_| true);
         self.full = false;
         self.root_reordered = false;
-        // The copy may have left a larger capacity than the budget counts; trim to what is used.
+        // What the old tree held beyond the subtree goes back to the system.
         self.nodes.shrink_to_fit();
         self.edges.shrink_to_fit();
     }
@@ -799,7 +790,7 @@ mod tests {
     }
 
     /// `prune` folds up exactly the least visited nodes and renumbers the rest consistently,
-    /// whatever order the arenas hold them in.
+    /// whatever order the arenas hold them in; `rebase` keeps one subtree the same way.
     #[test]
     fn prune_folds_up_the_least_visited_nodes() {
         let node = |visits: u32, first_edge: u32, n_edges: u16| Node {
@@ -837,6 +828,13 @@ mod tests {
         assert_eq!(moves(&t, 2), [(6, 3), (9, NO_NODE)]);
         assert_eq!(moves(&t, 3), [(7, NO_NODE), (8, NO_NODE)]);
         assert_eq!((t.nodes[1].n_edges, t.nodes[1].state), (0, State::Fresh), "B is a leaf again");
+        // Moving the root to A keeps A's subtree alone, A renumbered 0, in place.
+        let mut r = t.clone();
+        r.rebase(2);
+        assert_eq!(r.nodes.iter().map(|n| n.visits).collect::<Vec<_>>(), [10, 3]);
+        assert_eq!(moves(&r, 0), [(6, 1), (9, NO_NODE)]);
+        assert_eq!(moves(&r, 1), [(7, NO_NODE), (8, NO_NODE)]);
+        assert_eq!(r.edges.len(), 4);
         // Now within half its budget: a second prune folds up nothing.
         let used = 4 * NODE_BYTES + 7 * EDGE_BYTES;
         assert_eq!(t.bytes_used(), used);

@@ -569,3 +569,47 @@ fn progress_reports_are_rate_limited() {
     let (_, none) = count(Duration::from_secs(3600));
     assert!(none.is_empty());
 }
+
+/// Records whether any board it was asked about had its side to move facing a five point.
+#[derive(Default)]
+struct FacingFour {
+    asked: AtomicUsize,
+    facing: AtomicUsize,
+}
+
+impl Evaluator for FacingFour {
+    fn name(&self) -> String {
+        "facing-four".into()
+    }
+    fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        for b in boards {
+            let opp = b.side_to_move().opp();
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            if b.points().any(|p| b.is_empty(p) && b.makes_five(p, opp)) {
+                self.facing.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        UniformEvaluator.evaluate(boards, out);
+    }
+}
+
+/// A leaf whose side to move must block a five is evaluated after the block (the four is a
+/// tempo): no evaluated board has its side to move facing a five, though the side to move at
+/// the root can make fours.
+#[test]
+fn a_forced_block_is_evaluated_after_the_block() {
+    // Black to move with a three closed by white at one end: a four to make at 8,7 or 9,7, each
+    // with one block; white's other stones make no threat.
+    let board = board_with(
+        Rule::Freestyle,
+        &[(5, 7), (6, 7), (7, 7), (7, 9), (0, 0)],
+        &[(4, 7), (14, 14), (10, 2), (2, 12), (0, 14)],
+    );
+    assert_eq!(board.side_to_move(), Color::Black);
+    let net = Arc::new(FacingFour::default());
+    let mut s = Search::new(one_thread(true), net.clone());
+    s.set_position(&board);
+    s.run(&SearchLimits::visits(2000));
+    assert!(net.asked.load(Ordering::Relaxed) > 100);
+    assert_eq!(net.facing.load(Ordering::Relaxed), 0, "boards evaluated in front of a five point");
+}

@@ -35,6 +35,8 @@ pub(crate) struct Worker {
     boards: Vec<Board>,
     paths: Vec<Vec<u32>>,
     verdicts: Vec<Verdict>,
+    /// `boards[i]` stands one move past leaf `i`: the forced block, played for the evaluation.
+    blocked: Vec<bool>,
     leaves: usize,
     /// Leaves (indices) that go to the evaluator, in leaf order.
     need: Vec<usize>,
@@ -52,6 +54,7 @@ impl Worker {
             boards: Vec::new(),
             paths: Vec::new(),
             verdicts: Vec::new(),
+            blocked: Vec::new(),
             leaves: 0,
             need: Vec::new(),
             evals: Vec::new(),
@@ -88,6 +91,7 @@ impl Worker {
                 self.boards.push(self.root.clone());
                 self.paths.push(Vec::new());
                 self.verdicts.push(Verdict::Open);
+                self.blocked.push(false);
             }
             let board = &mut self.boards[slot];
             let path = &mut self.paths[slot];
@@ -164,7 +168,10 @@ impl Worker {
     }
 
     /// Settles the pending leaves by tactics where possible and lists the rest for the
-    /// evaluator. Needs no lock: it reads only the worker's own boards.
+    /// evaluator. A leaf whose side to move must block a five is evaluated after the block: the
+    /// four is a tempo, and the position before its answer says little (an evaluator that sees a
+    /// five point calls it lost, and the four's maker looked won on its first visit). Needs no
+    /// lock: it reads only the worker's own boards.
     pub fn prepare(&mut self, ctx: &Ctx) {
         self.need.clear();
         for i in 0..self.leaves {
@@ -182,6 +189,10 @@ impl Worker {
             };
             if needs_net {
                 self.need.push(i);
+            }
+            if let Verdict::MustBlock(p) = verdict {
+                self.boards[i].play_unchecked(p);
+                self.blocked[i] = true;
             }
             self.verdicts[i] = verdict;
         }
@@ -235,10 +246,8 @@ impl Worker {
                 }
                 Verdict::MustBlock(p) => {
                     kept.set_equal(std::slice::from_ref(p));
-                    (
-                        -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
-                        None,
-                    )
+                    // Evaluated after the block: its side to move is the leaf's mover.
+                    (eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64, None)
                 }
                 Verdict::Open => {
                     kept.set_policy(board, eval);
@@ -261,13 +270,21 @@ impl Worker {
             let value = proven.map_or(value, |p| p.value() as f64);
             expand(tree, node, &self.kept, proven);
             tree.backup(&self.paths[i], value);
-            let board = &mut self.boards[i];
-            for _ in 1..self.paths[i].len() {
-                board.undo();
-            }
+            self.return_to_root(i);
         }
         self.leaves = 0;
         self.need.clear();
+    }
+
+    /// Takes board `i` back from its leaf (and the block played past it) to the root.
+    fn return_to_root(&mut self, i: usize) {
+        let board = &mut self.boards[i];
+        if std::mem::take(&mut self.blocked[i]) {
+            board.undo();
+        }
+        for _ in 1..self.paths[i].len() {
+            board.undo();
+        }
     }
 
     /// Drops the pending leaves without backing anything up (position change, abandoned step).
@@ -280,9 +297,7 @@ impl Worker {
                 tree.nodes[leaf as usize].state = State::Fresh;
             }
             tree.revert(path);
-            for _ in 1..path.len() {
-                self.boards[i].undo();
-            }
+            self.return_to_root(i);
         }
         self.leaves = 0;
         self.need.clear();

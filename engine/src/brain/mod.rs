@@ -17,7 +17,7 @@ use crate::device::Device;
 #[cfg(feature = "onnx")]
 use crate::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use crate::eval::slot::{self, ModelSlot, WatchHandle};
-use crate::game::{Board, Color, GameError, Pos, Rule};
+use crate::game::{Board, Color, GameError, Pattern, Pos, Rule};
 use crate::mcts::{MctsConfig, ProgressHook, Proven, RootCandidate, Search, SearchLimits};
 use crate::time::TimeLimits;
 use crate::tss::{self, RootTactics, WinKind};
@@ -607,17 +607,16 @@ fn obvious_move(board: &Board) -> Option<(Pos, Obvious)> {
     if board.move_count() == 0 {
         return Some((Pos::new(board.width() / 2, board.height() / 2), Obvious::Centre));
     }
-    let legal = board.legal_moves();
     let (me, opp) = (board.side_to_move(), board.side_to_move().opp());
-    if let Some(&p) = legal.iter().find(|&&p| board.makes_five(p, me)) {
+    if let Some(p) = board.points_making(me, Pattern::Five).find(|&p| board.is_legal(p)) {
         return Some((p, Obvious::Five));
     }
-    if let [only] = legal[..] {
+    if let [only] = board.legal_moves()[..] {
         return Some((only, Obvious::OnlyLegal));
     }
-    let mut fives = board.points().filter(|&p| board.is_empty(p) && board.makes_five(p, opp));
+    let mut fives = board.points_making(opp, Pattern::Five);
     match (fives.next(), fives.next()) {
-        (Some(p), None) if legal.contains(&p) => Some((p, Obvious::OnlyBlock)),
+        (Some(p), None) if board.is_legal(p) => Some((p, Obvious::OnlyBlock)),
         _ => None,
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Depends on `game` only (and on `tss` through `vcf_first_move`); never on evaluators.
 
-use crate::game::{Board, Color, Pos};
+use crate::game::{Board, Color, Pattern, Pos};
 
 /// What the tactics say about a leaf, for its side to move.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,11 +24,7 @@ pub(crate) enum Verdict {
 /// Points where `c` would make a winning five, in board order.
 pub(crate) fn five_points(board: &Board, c: Color, out: &mut Vec<Pos>) {
     out.clear();
-    for p in board.points() {
-        if board.is_empty(p) && board.makes_five(p, c) {
-            out.push(p);
-        }
-    }
+    out.extend(board.points_making(c, Pattern::Five));
 }
 
 /// The cheap verdict (fives and five threats), then the VCF hook when `vcf_budget > 0`.

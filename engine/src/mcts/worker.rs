@@ -34,9 +34,10 @@ pub(crate) struct Worker {
     /// `boards[i]` is at leaf `i` between gather and apply, at the root otherwise.
     boards: Vec<Board>,
     paths: Vec<Vec<u32>>,
+    /// Leaf `i`'s verdict between `prepare` and `apply`/`cancel` (`Open` otherwise). A
+    /// `MustBlock` one means `boards[i]` stands one move past the leaf: the block, played for the
+    /// evaluation.
     verdicts: Vec<Verdict>,
-    /// `boards[i]` stands one move past leaf `i`: the forced block, played for the evaluation.
-    blocked: Vec<bool>,
     leaves: usize,
     /// Leaves (indices) that go to the evaluator, in leaf order.
     need: Vec<usize>,
@@ -54,7 +55,6 @@ impl Worker {
             boards: Vec::new(),
             paths: Vec::new(),
             verdicts: Vec::new(),
-            blocked: Vec::new(),
             leaves: 0,
             need: Vec::new(),
             evals: Vec::new(),
@@ -91,7 +91,6 @@ impl Worker {
                 self.boards.push(self.root.clone());
                 self.paths.push(Vec::new());
                 self.verdicts.push(Verdict::Open);
-                self.blocked.push(false);
             }
             let board = &mut self.boards[slot];
             let path = &mut self.paths[slot];
@@ -192,7 +191,6 @@ impl Worker {
             }
             if let Verdict::MustBlock(p) = verdict {
                 self.boards[i].play_unchecked(p);
-                self.blocked[i] = true;
             }
             self.verdicts[i] = verdict;
         }
@@ -270,16 +268,17 @@ impl Worker {
             let value = proven.map_or(value, |p| p.value() as f64);
             expand(tree, node, &self.kept, proven);
             tree.backup(&self.paths[i], value);
-            self.return_to_root(i);
+            self.return_to_root(i, &verdict);
         }
         self.leaves = 0;
         self.need.clear();
     }
 
-    /// Takes board `i` back from its leaf (and the block played past it) to the root.
-    fn return_to_root(&mut self, i: usize) {
+    /// Takes board `i` back from its leaf (and the block played past it, when its verdict was
+    /// `MustBlock`) to the root.
+    fn return_to_root(&mut self, i: usize, verdict: &Verdict) {
         let board = &mut self.boards[i];
-        if std::mem::take(&mut self.blocked[i]) {
+        if matches!(verdict, Verdict::MustBlock(_)) {
             board.undo();
         }
         for _ in 1..self.paths[i].len() {
@@ -297,7 +296,8 @@ impl Worker {
                 tree.nodes[leaf as usize].state = State::Fresh;
             }
             tree.revert(path);
-            self.return_to_root(i);
+            let verdict = std::mem::take(&mut self.verdicts[i]);
+            self.return_to_root(i, &verdict);
         }
         self.leaves = 0;
         self.need.clear();

@@ -122,6 +122,10 @@ fn info(file: &std::path::Path) -> Result<(), String> {
         "feature version {} (input planes {})",
         m.feature_version, m.input_planes
     );
+    println!(
+        "weights         {}",
+        m.quantization.as_deref().unwrap_or("fp32")
+    );
     println!("training step   {}", m.step);
     println!(
         "board sizes     {}..={} (any rule: the rule is an input plane)",

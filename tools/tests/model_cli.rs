@@ -40,7 +40,7 @@ fn random_model_is_written_and_inspected() {
     let (code, text) = tools(&["model", "info", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
     let params = Preset::Tiny.config().param_count().to_string();
-    for want in ["preset          tiny", params.as_str(), "feature version 1", "outputs finite"] {
+    for want in ["preset          tiny", params.as_str(), "feature version 1", "weights         fp32", "outputs finite"] {
         assert!(text.contains(want), "missing `{want}` in:\n{text}");
     }
     let (code, text) = tools(&["model", "random", "--preset", "huge", "--out", path.to_str().unwrap()]);
@@ -97,7 +97,7 @@ fn quantize_writes_an_int8_model_that_loads_and_refuses_to_quantize_twice() {
     assert!(text.contains("int8 QDQ") && text.contains("same best move"), "{text}");
     let (code, text) = tools(&["model", "info", int8.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("outputs finite"), "{text}");
+    assert!(text.contains("outputs finite") && text.contains("weights         int8-qdq"), "{text}");
     let again = scratch("q-again.onnx");
     let (code, text) = tools(&[
         "model", "quantize", int8.to_str().unwrap(), "--out", again.to_str().unwrap(),

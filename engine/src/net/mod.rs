@@ -16,8 +16,7 @@ pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
 pub use writer::{
     QUANTIZATION_KEY, model_proto, onnx_bytes, quantized_model_proto, quantized_onnx_bytes,
-    write_atomic,
-    write_model_file,
+    write_atomic, write_model_file,
 };
 
 use std::fmt;
@@ -47,6 +46,8 @@ pub mod meta_keys {
     pub const STEP: &str = "fivezero.step";
     pub const MIN_BOARD: &str = "fivezero.min_board";
     pub const MAX_BOARD: &str = "fivezero.max_board";
+    /// Present on quantized files only (`int8-qdq`); the writer of a quantized file sets it.
+    pub const QUANTIZATION: &str = "fivezero.quantization";
 }
 
 /// Errors of building, checking or writing a network description.
@@ -238,6 +239,8 @@ pub struct ModelMeta {
     pub step: u64,
     pub min_board: usize,
     pub max_board: usize,
+    /// How the weights are stored when not fp32 (`int8-qdq`); None for fp32.
+    pub quantization: Option<String>,
 }
 
 impl ModelMeta {
@@ -254,6 +257,7 @@ impl ModelMeta {
             step,
             min_board: MIN_BOARD,
             max_board: MAX_BOARD,
+            quantization: None,
         }
     }
 
@@ -294,6 +298,7 @@ impl ModelMeta {
             step: num(&get, meta_keys::STEP)?,
             min_board: num(&get, meta_keys::MIN_BOARD)?,
             max_board: num(&get, meta_keys::MAX_BOARD)?,
+            quantization: get(meta_keys::QUANTIZATION),
         })
     }
 }

@@ -20,7 +20,7 @@ use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALU
 
 pub const OPSET: i64 = 17;
 /// Metadata key an int8 export carries (`int8-qdq`); fp32 files have none.
-pub const QUANTIZATION_KEY: &str = "fivezero.quantization";
+pub const QUANTIZATION_KEY: &str = super::meta_keys::QUANTIZATION;
 pub const IR_VERSION: i64 = 8;
 
 /// Graph builder: nodes in topological order, initializers in the same order (stable bytes).

@@ -47,7 +47,7 @@ pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Resu
         search.set_position(&board);
         let r = search.run(&limits);
         let target = policy_target(&board, &r);
-        match play_searched(cfg, &mut board, &mut record, &mut rng, &r, &target)? {
+        match play_searched(cfg, &mut board, &mut record, &mut rng, &r, &target, None)? {
             Some(false) => {}
             Some(true) | None => return Ok(record),
         }

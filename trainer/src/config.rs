@@ -184,6 +184,12 @@ pub struct Settings {
     /// Fresh playouts of the cheap searches of playout-cap randomization.
     #[arg(long, default_value_t = 16)]
     pub cheap_simulations: u32,
+    /// Gumbel root search in self-play (Gumbel AlphaZero): the root draws this many moves by
+    /// Gumbel-top-k over the priors, divides mcts_simulations among them by sequential halving,
+    /// plays the survivor and stores the completed-Q policy as the target, in place of root
+    /// Dirichlet noise, visit counts and the temperature. 0 = off (PUCT at the root).
+    #[arg(long, default_value_t = 0)]
+    pub gumbel_root_moves: usize,
     /// VCF nodes per leaf at difficulty medium (self-play and evaluation searches).
     #[arg(long, default_value_t = 2000)]
     pub vcf_budget_nodes: u32,

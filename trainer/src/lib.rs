@@ -3,16 +3,16 @@
 //! engine plays what the trainer learned.
 //!
 //! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
-//! `device`, `optim`, `config` (the settings, declared once: flags, profiles, defaults),
-//! `model` (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows
-//! while it runs), `selfplay`, `net_eval` (the tch backend of the engine's network seam), `probe`
-//! (the network's prior on available fives), `elo`, `arena` (evaluation matches), `training`
-//! (`Trainer`: step, resume, checkpoint, export, evaluation), `bootstrap` (warm-start games of
-//! the classical search), `metrics`, `plot` (training.png), `curve` (Elo against the classical evaluator by CPU-hours,
-//! across runs), `run` (the single-machine loop) and
-//! `distributed` (Redis workers over the same `Trainer`).
-//! Only `run`, `main`, `progress`, `bootstrap::run` and the distributed workers print. The engine never depends on
-//! this crate.
+//! `device`, `optim`, `config` (the settings, declared once: flags, profiles, defaults), `model`
+//! (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows while it
+//! runs), `gumbel` (Gumbel root search: sequential halving, completed-Q targets), `selfplay`,
+//! `net_eval` (the tch backend of the engine's network seam), `probe` (the network's prior on
+//! available fives), `elo`, `arena` (evaluation matches), `training` (`Trainer`: step, resume,
+//! checkpoint, export, evaluation), `bootstrap` (warm-start games of the classical search),
+//! `metrics`, `plot` (training.png), `curve` (Elo against the classical evaluator by CPU-hours,
+//! across runs), `run` (the single-machine loop) and `distributed` (Redis workers over the same
+//! `Trainer`). Only `run`, `main`, `progress`, `bootstrap::run` and the distributed workers print.
+//! The engine never depends on this crate.
 
 pub mod arena;
 pub mod bootstrap;
@@ -22,6 +22,7 @@ pub mod curve;
 pub mod device;
 pub mod distributed;
 pub mod elo;
+pub mod gumbel;
 pub mod metrics;
 pub mod model;
 pub mod net_eval;

@@ -10,6 +10,10 @@
 //! immediate fives when there are any): visits spent before a proof are no evidence about the
 //! move, and training on them taught the network to ignore its own fives (issue #15).
 //!
+//! With `gumbel_root_moves` > 0 a full search runs its root by Gumbel sequential halving
+//! (`gumbel`): no Dirichlet noise, the halving's survivor is played (no temperature), and the
+//! completed-Q policy is the target. Proven wins are stored and played as above.
+//!
 //! Leaves go through the engine's network seam: each game encodes and finishes its own leaves
 //! with `NetEvaluator`'s steps, and one backend forward serves them all (tch lives behind the
 //! `Backend` trait, in `net_eval`; a failed forward stops self-play rather than train on
@@ -31,6 +35,7 @@ use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
+use crate::gumbel::{self, GumbelRoot};
 use crate::progress::SelfPlayStatus;
 use crate::replay::GameRecord;
 use crate::rng::Rng;
@@ -51,6 +56,8 @@ pub struct SelfPlayConfig {
     pub cheap_simulations: u32,
     /// VCF nodes per leaf at difficulty medium.
     pub vcf_budget_nodes: u32,
+    /// Gumbel root search: moves drawn at the root of a full search (0 = off).
+    pub gumbel_root_moves: usize,
     pub dirichlet_alpha: f32,
     pub dirichlet_epsilon: f32,
     /// Plies over which the move temperature falls linearly from 1 to `temperature_final`
@@ -78,6 +85,7 @@ impl SelfPlayConfig {
             full_search_share: s.full_search_share,
             cheap_simulations: s.cheap_simulations,
             vcf_budget_nodes: s.vcf_budget_nodes,
+            gumbel_root_moves: s.gumbel_root_moves,
             dirichlet_alpha: s.dirichlet_alpha as f32,
             dirichlet_epsilon: s.dirichlet_epsilon as f32,
             temperature_moves: s.temperature_moves,
@@ -140,6 +148,9 @@ struct Slot {
     sims: u64,
     /// This move's search is a full one, recorded as a training target.
     full: bool,
+    /// This move's Gumbel root search, once the root is expanded (full searches with
+    /// `gumbel_root_moves` > 0 only).
+    gumbel: Option<GumbelRoot>,
 }
 
 /// The search of one self-play game: root noise, tree reuse, tactics as the difficulty says.
@@ -202,6 +213,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
         rng: r,
         sims: 0,
         full: true,
+        gumbel: None,
     };
     slot.begin_move(cfg);
     Ok(slot)
@@ -219,8 +231,34 @@ impl Slot {
             cfg.cheap_simulations
         };
         self.sims = sims.max(1) as u64;
-        if !self.full {
+        self.gumbel = None;
+        // The Gumbel draw is the root's exploration: no Dirichlet noise on top of it.
+        if !self.full || self.uses_gumbel(cfg) {
             self.search.skip_root_noise();
+        }
+    }
+
+    fn uses_gumbel(&self, cfg: &SelfPlayConfig) -> bool {
+        self.full && cfg.gumbel_root_moves > 0
+    }
+
+    /// Starts the Gumbel root search once the root is expanded, and moves its halving on after
+    /// each step.
+    fn advance_gumbel(&mut self, cfg: &SelfPlayConfig) {
+        if !self.uses_gumbel(cfg) {
+            return;
+        }
+        let moves = self.search.root_moves();
+        if moves.is_empty() {
+            return;
+        }
+        let value = self.search.result().value;
+        match &mut self.gumbel {
+            Some(g) => g.advance(&moves, value),
+            None => {
+                let g = GumbelRoot::draw(&moves, cfg.gumbel_root_moves, self.sims, &mut self.rng);
+                self.gumbel = Some(g);
+            }
         }
     }
 }
@@ -277,7 +315,7 @@ pub fn play_from(
     while !slots.is_empty() {
         pool.install(|| gather(cfg, net, &mut slots));
         let output = forward_all(net, &slots, &mut batch_planes, n, &mut report)?;
-        pool.install(|| apply_all(net, &mut slots, &output))?;
+        pool.install(|| apply_all(cfg, net, &mut slots, &output))?;
         // Move in every game whose search is done; finish games; refill slots.
         let mut i = 0;
         while i < slots.len() {
@@ -326,8 +364,18 @@ fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Sl
             return;
         }
         let fresh = s.before - s.start_visits;
-        let want = (s.sims.saturating_sub(fresh) as usize).clamp(1, cfg.batch_size_mcts.max(1));
-        s.pending = s.search.gather_leaves(want).len();
+        let batch = cfg.batch_size_mcts.max(1);
+        s.advance_gumbel(cfg);
+        s.pending = match &s.gumbel {
+            Some(g) => {
+                let plan = g.plan(&s.search.root_moves(), batch);
+                s.search.gather_leaves_through(&plan).len()
+            }
+            None => {
+                let want = (s.sims.saturating_sub(fresh) as usize).clamp(1, batch);
+                s.search.gather_leaves(want).len()
+            }
+        };
         net.encode(&s.search.pending_boards(), &mut s.planes);
     })
 }
@@ -360,6 +408,7 @@ fn forward_all(
 
 /// Step 3: every game (in parallel) backs up its share of the forward.
 fn apply_all(
+    cfg: &SelfPlayConfig,
     net: &NetEvaluator<dyn Backend>,
     slots: &mut [Slot],
     output: &NetOutput,
@@ -384,6 +433,7 @@ fn apply_all(
                 // Playouts settled in the gather (terminal, proven) count as progress: only
                 // a step that backed up nothing at all is a stall.
                 s.stalled = s.search.root_visits() == s.before;
+                s.advance_gumbel(cfg);
                 Ok(())
             });
     applied.map_err(|e| anyhow::anyhow!("search apply: {e}"))
@@ -396,13 +446,31 @@ fn make_move(
     report: &mut SelfPlayReport,
 ) -> anyhow::Result<bool> {
     let r = s.search.result();
-    let target = policy_target(&s.board, &r);
+    let gumbel = s.gumbel.as_ref().filter(|_| r.proven != Some(Proven::Win));
+    let (target, chosen) = match gumbel {
+        Some(g) => {
+            let moves = s.search.root_moves();
+            (
+                gumbel::policy_target(&moves, r.value),
+                Some(g.chosen(&moves, r.value)),
+            )
+        }
+        None => (policy_target(&s.board, &r), None),
+    };
     if resigns(cfg, s, r.value) {
         report.resigned += 1;
         return Ok(true);
     }
-    let Some(over) = play_searched(cfg, &mut s.board, &mut s.record, &mut s.rng, &r, &target)?
-    else {
+    let played = play_searched(
+        cfg,
+        &mut s.board,
+        &mut s.record,
+        &mut s.rng,
+        &r,
+        &target,
+        chosen,
+    )?;
+    let Some(over) = played else {
         return Ok(true);
     };
     report.moves += 1;
@@ -429,10 +497,10 @@ fn make_move(
 }
 
 /// Plays the move a finished search chose on `board` and appends it, with its policy `target`, to
-/// `record`: the first winning move of a proven win, else a draw from the target at the ply's
-/// temperature (drawn with `rng`). Returns None when there was no move to play (full board, or
-/// a result proven before any child was searched: the outcome is set), else whether the game is
-/// now over.
+/// `record`: the first winning move of a proven win, else the move a Gumbel root search `chosen`,
+/// else a draw from the target at the ply's temperature (drawn with `rng`). Returns None when
+/// there was no move to play (full board, or a result proven before any child was searched: the
+/// outcome is set), else whether the game is now over.
 pub(crate) fn play_searched(
     cfg: &SelfPlayConfig,
     board: &mut Board,
@@ -440,9 +508,12 @@ pub(crate) fn play_searched(
     rng: &mut Rng,
     r: &SearchResult,
     target: &[RootCandidate],
+    chosen: Option<Pos>,
 ) -> anyhow::Result<Option<bool>> {
     let mv = if r.proven == Some(Proven::Win) {
         target.first().map_or(r.best, |c| c.mv)
+    } else if let Some(mv) = chosen.filter(|&p| p != Pos::NONE) {
+        mv
     } else {
         let t = temperature(cfg, record.moves.len());
         let from_target = SearchResult {
@@ -504,11 +575,17 @@ fn resigns(cfg: &SelfPlayConfig, s: &mut Slot, value: f32) -> bool {
     true
 }
 
-/// This move's search is over: its fresh playouts are spent, the root is proven, or it stalled.
+/// This move's search is over: its fresh playouts are spent (a Gumbel root search: its halving
+/// has chosen), the root is proven, or it stalled.
 fn search_done(s: &Slot) -> bool {
-    s.stalled
-        || s.search.root_visits() - s.start_visits >= s.sims
-        || s.search.result().proven.is_some()
+    let fresh = s.search.root_visits() - s.start_visits;
+    let spent = match &s.gumbel {
+        // Sequential halving gives every survivor at least one visit a phase, which can pass
+        // the budget by a few; twice the budget is a guard, not a schedule.
+        Some(g) => g.done() || fresh >= 2 * s.sims,
+        None => fresh >= s.sims,
+    };
+    s.stalled || spent || s.search.result().proven.is_some()
 }
 
 /// The move temperature at `ply`: 1 at the first ply, falling linearly to `temperature_final`

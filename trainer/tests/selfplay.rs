@@ -270,3 +270,56 @@ fn playout_cap_randomization_records_only_the_full_searches() {
     let off = play(&cfg(), &uniform(), 4, 0, |_| {}).unwrap();
     assert!(off.games.iter().all(|g| g.positions() == g.plies()));
 }
+
+/// Gumbel root search: games are legal and deterministic, each recorded target is the
+/// completed-Q policy (weights out of 10,000 over many moves, not visit counts), and a move's
+/// search stays near its simulation budget.
+#[test]
+fn gumbel_self_play_stores_the_completed_q_policy() {
+    let c = SelfPlayConfig {
+        gumbel_root_moves: 8,
+        simulations: 16,
+        ..cfg()
+    };
+    let a = play(&c, &uniform(), 4, 0, |_| {}).unwrap();
+    assert_eq!(a.games, play(&c, &uniform(), 4, 0, |_| {}).unwrap().games, "same seed, same games");
+    let mut spread = 0;
+    for g in &a.games {
+        let mut b = Board::new(7, 7, Rule::Freestyle).unwrap();
+        for (k, &m) in g.moves.iter().enumerate() {
+            let p = Pos::new(m as usize % 7, m as usize / 7);
+            assert!(b.is_legal(p), "illegal move {m} at ply {k}");
+            let total: u32 = g.visits[k].iter().map(|v| v.1).sum();
+            // A proven win stores weight 1 per winning move; otherwise the weights sum to 10,000.
+            assert!(total <= 4 || (9_950..=10_050).contains(&total), "ply {k}: {total}");
+            spread += (g.visits[k].len() > 8) as u32;
+            b.play(p).unwrap();
+        }
+    }
+    // The completed-Q policy covers unvisited moves too (their prior with the mixed value).
+    assert!(spread > 0, "no target spread past the 8 drawn moves");
+    assert!(a.leaves as f64 <= a.moves as f64 * 2.0 * 16.0, "{} leaves for {} moves", a.leaves, a.moves);
+}
+
+/// Gumbel root search on a forced block at difficulty medium: the block is played and carries
+/// the target whatever the Gumbel draw, because the root's tactics leave only the block to
+/// draw. (At easy, with flat priors, 16 drawn moves of 73 often miss it, and the moves visited
+/// once and not yet refuted outscore it: Gumbel leans on the prior as much as PUCT does.)
+#[test]
+fn gumbel_self_play_blocks_a_four() {
+    let start = board_with(9, &[(0, 3), (8, 8), (0, 8), (8, 0)], &[(1, 3), (2, 3), (3, 3), (4, 3)]);
+    let block = Pos::new(5, 3);
+    let c = SelfPlayConfig {
+        gumbel_root_moves: 16,
+        difficulty: engine::brain::Difficulty::Medium,
+        ..proof_cfg(9, 32)
+    };
+    let r = play_from(&c, &NetEvaluator::new(FiveNet), &start, 4, 0, |_| {}).unwrap();
+    for g in &r.games {
+        let target = target_of(g, 9, 0);
+        let total: u32 = target.iter().map(|t| t.1).sum();
+        let on_block = target.iter().find(|t| t.0 == block).map_or(0, |t| t.1);
+        assert_eq!(g.moves[0] as usize, 3 * 9 + 5, "played {target:?}");
+        assert!(on_block * 10 >= total * 9, "block {on_block} of {total}: {target:?}");
+    }
+}

@@ -526,6 +526,37 @@ impl Search {
     /// proven, tactics) are resolved in `apply`, which must follow every call, even when the
     /// returned list is empty.
     pub fn gather_leaves(&mut self, n: usize) -> Vec<LeafRequest> {
+        self.gather_with(|w, tree, ctx| {
+            w.gather(tree, n, ctx);
+        })
+    }
+
+    /// `gather_leaves` with the root's choices made by the caller: `plan` lists root moves and
+    /// how many playouts to start through each; PUCT selects below them. This is how a Gumbel
+    /// root search (sequential halving, run by self-play) spends its simulations. A root not
+    /// expanded yet gets its own evaluation instead, and a move that is not one of the root's
+    /// edges is skipped. `apply` must follow, as after `gather_leaves`.
+    pub fn gather_leaves_through(&mut self, plan: &[(Pos, usize)]) -> Vec<LeafRequest> {
+        self.gather_with(|w, tree, ctx| {
+            if tree.root().state != State::Expanded {
+                w.gather(tree, 1, ctx);
+                return;
+            }
+            let first = tree.root().first_edge as usize;
+            for &(mv, n) in plan {
+                if let Some(i) = tree.edges_of(0).iter().position(|e| e.mv == mv) {
+                    w.gather_more(tree, n, ctx, Some(first + i));
+                }
+            }
+        })
+    }
+
+    /// Runs `gather` on the step-wise worker (unless leaves are still pending) and lists the
+    /// leaves for the evaluator.
+    fn gather_with(
+        &mut self,
+        gather: impl FnOnce(&mut Worker, &mut Tree, &Ctx),
+    ) -> Vec<LeafRequest> {
         let ctx = ctx_of(&self.config, &self.explore_small);
         let mut w = match self.stepper.take() {
             Some(w) => w,
@@ -534,7 +565,7 @@ impl Search {
         if w.pending() == 0 {
             let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
             maybe_noise(&self.config, s);
-            w.gather(&mut s.tree, n, &ctx);
+            gather(&mut w, &mut s.tree, &ctx);
             w.prepare(&ctx);
         }
         let reqs = w
@@ -609,6 +640,13 @@ impl Search {
     }
 
     // ---- results ----------------------------------------------------------------------
+
+    /// Every root move with its prior, visits, value (the mover's view) and proven result, in
+    /// edge order (prior descending), without principal variations: cheap enough to read after
+    /// every step. Empty before the root is expanded.
+    pub fn root_moves(&self) -> Vec<RootCandidate> {
+        root_candidates(&lock(&self.shared).tree)
+    }
 
     /// Root visits so far.
     pub fn root_visits(&self) -> u64 {

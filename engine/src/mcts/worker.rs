@@ -82,10 +82,25 @@ impl Worker {
     /// are left pending (marked, with virtual loss on their path) for `prepare`/`apply`.
     pub fn gather(&mut self, tree: &mut Tree, n: usize, ctx: &Ctx) -> Gathered {
         debug_assert_eq!(self.leaves, 0, "gather with leaves pending");
+        self.gather_more(tree, n, ctx, None)
+    }
+
+    /// `gather` adding to the leaves already pending (before `prepare`). With `root_edge`
+    /// (an index into `tree.edges` of a root edge) every playout goes through that edge and PUCT
+    /// selects only below it: the caller runs the root (a Gumbel root search's sequential
+    /// halving). The counts returned are this call's.
+    pub fn gather_more(
+        &mut self,
+        tree: &mut Tree,
+        n: usize,
+        ctx: &Ctx,
+        root_edge: Option<usize>,
+    ) -> Gathered {
+        let first = self.leaves;
         let mut g = Gathered::default();
         self.collided.clear();
         self.collided_len.clear();
-        while self.leaves + g.finished < n && g.collisions < n.max(1) && !tree.full {
+        while self.leaves - first + g.finished < n && g.collisions < n.max(1) && !tree.full {
             let slot = self.leaves;
             if self.boards.len() <= slot {
                 self.boards.push(self.root.clone());
@@ -127,7 +142,10 @@ impl Worker {
                             // Only a root can be here unproven (nothing to play): score it a draw.
                             break Outcome::Proven(nd.proven.unwrap_or(Proven::Draw));
                         }
-                        let e = tree.select(node, node == 0, &ctx.puct);
+                        let e = match root_edge {
+                            Some(e) if node == 0 => e,
+                            _ => tree.select(node, node == 0, &ctx.puct),
+                        };
                         let mv = tree.edges[e].mv;
                         let Some(child) = tree.child(e) else {
                             break Outcome::Full;
@@ -162,7 +180,7 @@ impl Worker {
             }
         }
         tree.revert(&self.collided);
-        g.leaves = self.leaves;
+        g.leaves = self.leaves - first;
         g
     }
 

@@ -6,7 +6,7 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default
 
 all: build
 
@@ -21,8 +21,9 @@ ship-runtime:
 	@cp -f third_party/onnxruntime/libonnxruntime.so.* $(RELEASE_DIR)/ && \
 	  ln -sf $$(basename third_party/onnxruntime/libonnxruntime.so.*) $(RELEASE_DIR)/libonnxruntime.so
 
-## run: the engine on its embedded default (classical evaluator), speaking Gomocup on stdin/stdout.
-## Builds only the engine (no libtorch needed); the ONNX Runtime is fetched for --model use.
+## run: the engine on its embedded default network (models/default.onnx; the classical evaluator in
+## games the network does not claim), speaking Gomocup on stdin/stdout.
+## Builds only the engine (no libtorch needed); fetches the ONNX Runtime the network runs on.
 run: third_party/.runtime-ok
 	@$(CARGO) build --release -q -p engine --bin pbrain-fivezero
 	@$(MAKE) -s ship-runtime
@@ -60,6 +61,20 @@ third_party/.redis-ok: scripts/fetch-redis.sh third_party/.runtime-ok
 ## (extra flags: make train ARGS="--device cuda --epochs 3")
 train-fast train train-production: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile $@ $(ARGS)
+
+## train-default: the engine's default network (profile default-15x15 of trainer/presets.toml):
+## bootstrap games of the classical search when the run folder has no checkpoint yet, then Gumbel
+## self-play resumed from the newest checkpoint (interrupt and rerun at will), then the newest
+## model quantized to int8 and written to models/default.onnx claiming freestyle 15x15 (rebuild
+## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200".
+DEFAULT_RUN := runs/default-15x15
+train-default: build
+	@if ! ls $(DEFAULT_RUN)/ckpt-*.bin >/dev/null 2>&1; then \
+	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
+	    bootstrap --games 512 --visits 400; fi
+	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 --resume auto $(ARGS)
+	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
+	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
 
 ## train-proof: proof that training learns, from scratch in well under an hour on a CPU: the
 ## train-proof profile of trainer/presets.toml, then its final network in the engine against

@@ -352,3 +352,47 @@ fn yxnbest_answers_without_playing_the_move() {
     assert_ne!((x2, y2), (x, y));
     assert_ne!((x2, y2), (7, 7));
 }
+
+/// The network built into the engine plays freestyle 15x15, the games it claims; a renju game,
+/// or another size, is played with the classical evaluator and a MESSAGE says why. `--model
+/// none` and `INFO model none` choose the classical evaluator; a bad `INFO model` value or a
+/// missing file is a MESSAGE, and the engine plays on.
+#[test]
+fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_rest() {
+    let said = |b: &Brain, what: &str| b.messages.iter().any(|m| m.contains(what));
+    let mut b = started(15, 0);
+    b.send("BEGIN");
+    expect_move(&mut b);
+    assert!(said(&b, "embedded default"), "{:?}", b.messages);
+    b.send("END");
+
+    for (size, rule) in [(15, 4), (19, 0)] {
+        let mut b = started(size, rule);
+        b.send("TURN 8,8");
+        expect_move(&mut b);
+        assert!(
+            said(&b, "this game is played with the classical evaluator"),
+            "{size} rule {rule}: {:?}",
+            b.messages
+        );
+        b.send("END");
+    }
+
+    let mut b = Brain::spawn(&bin("pbrain-fivezero"), &["--model", "none"]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    assert!(!said(&b, "embedded default"), "{:?}", b.messages);
+    for bad in ["INFO model", "INFO model /no/such/model.onnx"] {
+        b.send(bad);
+    }
+    b.send("INFO timeout_turn 300");
+    b.send("TURN 8,8");
+    expect_move(&mut b);
+    assert!(said(&b, "INFO model: empty model"), "{:?}", b.messages);
+    assert!(said(&b, "no model at /no/such/model.onnx"), "{:?}", b.messages);
+    b.send("INFO model default");
+    b.send("TURN 8,9");
+    expect_move(&mut b);
+    assert!(said(&b, "embedded default"), "{:?}", b.messages);
+    b.send("END");
+}

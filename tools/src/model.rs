@@ -51,6 +51,21 @@ pub enum ModelCmd {
         #[arg(long, default_value_t = 15)]
         size: usize,
     },
+    /// Copies a model file with its claim set: the rules and board sizes it was trained for (or
+    /// measured on). The engine plays the network only in games it claims, the classical
+    /// evaluator elsewhere.
+    Claim {
+        /// The .onnx file.
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Comma-separated rules (freestyle, standard, renju, caro); empty: any.
+        #[arg(long, value_delimiter = ',', default_value = "")]
+        rules: Vec<String>,
+        /// Comma-separated square board sizes (15,20); empty: any.
+        #[arg(long, value_delimiter = ',', default_value = "")]
+        sizes: Vec<String>,
+    },
     /// Every preset on one core: ONNX Runtime positions/s at batch 1, 8 and 32 (15x15), fp32
     /// and int8 at batch 8 with their agreement, and the engine's MCTS visits/s over the fp32
     /// model (one thread, batch 8) on a 30-stone middle game.
@@ -74,6 +89,12 @@ pub fn run(args: Args) -> Result<(), String> {
             size,
         } => quantize(&file, &out, positions, size),
         ModelCmd::Bench { search_ms, ort_ms } => bench(search_ms, ort_ms),
+        ModelCmd::Claim {
+            file,
+            out,
+            rules,
+            sizes,
+        } => claim(&file, &out, &rules, &sizes),
         ModelCmd::Random { preset, out, seed } => {
             let w = NetWeights::random(preset.config(), seed).map_err(|e| e.to_string())?;
             write_model_file(&out, &w, &ModelMeta::for_config(&w.config, 0))
@@ -86,6 +107,46 @@ pub fn run(args: Args) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn claim(
+    file: &std::path::Path,
+    out: &std::path::Path,
+    rules: &[String],
+    sizes: &[String],
+) -> Result<(), String> {
+    let items = |list: &[String]| -> Vec<String> {
+        list.iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let rules: Vec<Rule> = items(rules)
+        .iter()
+        .map(|r| r.parse())
+        .collect::<Result<_, String>>()?;
+    let sizes: Vec<usize> = items(sizes)
+        .iter()
+        .map(|s| match s.parse::<usize>() {
+            Ok(n) if (engine::game::MIN_SIZE..=engine::game::MAX_SIZE).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "board size `{s}` is not a number in {}..={}",
+                engine::game::MIN_SIZE,
+                engine::game::MAX_SIZE
+            )),
+        })
+        .collect::<Result<_, String>>()?;
+    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let claimed = engine::net::set_claim(&bytes, &rules, &sizes)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    engine::net::write_atomic(out, &claimed).map_err(|e| format!("{}: {e}", out.display()))?;
+    let meta = engine::net::ModelMeta {
+        rules,
+        board_sizes: sizes,
+        ..engine::net::ModelMeta::for_config(&NetConfig::default(), 0)
+    };
+    println!("wrote {} (claims {})", out.display(), meta.claim());
+    Ok(())
 }
 
 fn info(file: &std::path::Path) -> Result<(), String> {
@@ -127,8 +188,9 @@ fn info(file: &std::path::Path) -> Result<(), String> {
         m.quantization.as_deref().unwrap_or("fp32")
     );
     println!("training step   {}", m.step);
+    println!("plays           {}", m.claim());
     println!(
-        "board sizes     {}..={} (any rule: the rule is an input plane)",
+        "input sizes     {}..={} (boards the network accepts; the engine plays it where it claims)",
         m.min_board, m.max_board
     );
     println!(

@@ -106,3 +106,43 @@ fn quantize_writes_an_int8_model_that_loads_and_refuses_to_quantize_twice() {
     assert!(text.contains("not an fp32") && !text.contains("panicked"), "{text}");
     assert!(!again.exists());
 }
+
+/// `model claim` sets what the network claims (the engine plays it only there) and keeps the
+/// rest; a rule or size it does not know, or a file that is not a model, is an error that
+/// writes nothing.
+#[test]
+fn claim_sets_the_rules_and_sizes_a_model_plays() {
+    let path = scratch("claim-src.onnx");
+    let (code, text) = tools(&["model", "random", "--preset", "tiny", "--out", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let (_, text) = tools(&["model", "info", path.to_str().unwrap()]);
+    assert!(text.contains("plays           any rule on any size"), "{text}");
+    let out = scratch("claimed.onnx");
+    let (code, text) = tools(&[
+        "model", "claim", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--rules", "freestyle",
+        "--sizes", "15,20",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = tools(&["model", "info", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("plays           freestyle on 15x15, 20x20") && text.contains("preset          tiny"), "{text}");
+    for (args, why) in [
+        (vec!["--rules", "gomoku"], "gomoku"),
+        (vec!["--sizes", "3"], "board size `3`"),
+        (vec!["--sizes", "x"], "board size `x`"),
+    ] {
+        let bad = scratch("bad-claim.onnx");
+        let mut all = vec!["model", "claim", path.to_str().unwrap(), "--out", bad.to_str().unwrap()];
+        all.extend(args);
+        let (code, text) = tools(&all);
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains(why) && !text.contains("panicked"), "{text}");
+        assert!(!bad.exists());
+    }
+    let garbage = scratch("garbage-claim.onnx");
+    std::fs::write(&garbage, b"not a model").unwrap();
+    let bad = scratch("bad-claim2.onnx");
+    let (code, text) = tools(&["model", "claim", garbage.to_str().unwrap(), "--out", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(!bad.exists() && !text.contains("panicked"), "{text}");
+}

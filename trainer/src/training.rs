@@ -89,6 +89,8 @@ pub struct Trainer {
     pub preset: Preset,
     pub device: Device,
     board_size: usize,
+    /// The rule self-play plays: with the board size, what exported models claim.
+    rule: engine::game::Rule,
     batch_size: usize,
     vs: nn::VarStore,
     net: Net,
@@ -144,6 +146,7 @@ impl Trainer {
             preset: s.model_preset,
             device,
             board_size: s.board_size,
+            rule: s.rule,
             batch_size: s.batch_size,
             vs,
             net,
@@ -321,10 +324,15 @@ impl Trainer {
         Ok(path)
     }
 
-    /// The network as an ONNX file (BatchNorm folded, metadata with the step).
+    /// The network as an ONNX file (BatchNorm folded, metadata with the step, and the rule and
+    /// board size it was trained for as its claim: the engine plays it only there).
     pub fn onnx(&self) -> anyhow::Result<Vec<u8>> {
         let weights = self.net.export().context("folding BatchNorm for export")?;
-        let meta = ModelMeta::for_config(&self.config(), self.step);
+        let meta = ModelMeta {
+            rules: vec![self.rule],
+            board_sizes: vec![self.board_size],
+            ..ModelMeta::for_config(&self.config(), self.step)
+        };
         Ok(onnx_bytes(&weights, &meta)?)
     }
 

@@ -8,10 +8,9 @@
 //! realtime lines; the `analyse` subcommand serves JSON requests instead (`brain::script`).
 
 use clap::Parser;
-use engine::brain::{Difficulty, Engine, EngineConfig, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};
+use engine::brain::{Difficulty, Engine, EngineConfig, ModelSource, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};
 use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
 use engine::device::Device;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use engine::game::{Pos, Rule};
 use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
@@ -37,10 +36,13 @@ struct Cli {
     /// Search threads (INFO thread_num overrides it).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// ONNX model file, or a directory of checkpoints (the newest valid *.onnx wins); watched,
-    /// and new checkpoints are swapped in between moves. Without it: the classical evaluator.
-    #[arg(long)]
-    model: Option<PathBuf>,
+    /// The evaluator: `default` (the network built into the engine, in the games whose rule and
+    /// board size it was trained for, the classical evaluator elsewhere), `none` (the classical
+    /// evaluator), or an ONNX model file or a directory of checkpoints (the newest valid *.onnx
+    /// wins; watched, and new checkpoints are swapped in between moves).
+    /// `INFO model none|default|PATH` changes it during a session.
+    #[arg(long, default_value = "default")]
+    model: ModelSource,
     /// Inference device for the model: cpu, or cuda[:N] (needs the GPU build of ONNX Runtime).
     #[arg(long, default_value_t = Device::Cpu)]
     device: Device,
@@ -246,6 +248,11 @@ impl Brain {
             Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
                 Ok(d) => self.engine.set_difficulty(d),
                 Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
+            },
+            // `INFO model none|default|PATH`: the evaluator from the next move on.
+            Info::Other { key, value } if key.eq_ignore_ascii_case("model") => match value.parse() {
+                Ok(source) => self.engine.set_model(source),
+                Err(e) => self.out.send(&BrainLine::Message(format!("INFO model: {e}"))),
             },
             // Game type, folder, Yixin's search knobs and unknown keys need nothing from us.
             _ => {}

@@ -62,6 +62,34 @@ pub enum SearchKind {
     Mcts,
 }
 
+/// Which evaluator the engine plays with.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ModelSource {
+    /// The classical pattern evaluator, no network (`--model none`).
+    #[default]
+    Classical,
+    /// The network compiled into the binary (`models/default.onnx`), in the games whose rule and
+    /// board size it claims (the classical evaluator elsewhere): what `pbrain-fivezero` plays
+    /// without `--model`.
+    Embedded,
+    /// An ONNX file, or a directory whose newest valid `*.onnx` is used; watched for new
+    /// checkpoints.
+    File(PathBuf),
+}
+
+impl std::str::FromStr for ModelSource {
+    type Err = String;
+    /// `none` (or `classical`), `default` (or `embedded`), or a path.
+    fn from_str(s: &str) -> Result<ModelSource, String> {
+        match s.trim() {
+            "" => Err("empty model (none, default, or a path)".into()),
+            "none" | "classical" => Ok(ModelSource::Classical),
+            "default" | "embedded" => Ok(ModelSource::Embedded),
+            path => Ok(ModelSource::File(PathBuf::from(path))),
+        }
+    }
+}
+
 /// Engine settings that do not change during a game.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -71,9 +99,8 @@ pub struct EngineConfig {
     pub threads: usize,
     /// Memory the whole engine may use, in bytes (0 = unlimited); `INFO max_memory` overrides it.
     pub max_memory_bytes: u64,
-    /// An ONNX model file, or a directory whose newest valid `*.onnx` is used; watched for new
-    /// checkpoints.
-    pub model: Option<PathBuf>,
+    /// The evaluator: classical (the library's default), the embedded network, or a file.
+    pub model: ModelSource,
     pub device: Device,
 }
 
@@ -84,7 +111,7 @@ impl Default for EngineConfig {
             search: SearchKind::Mcts,
             threads: 1,
             max_memory_bytes: 350 * 1024 * 1024,
-            model: None,
+            model: ModelSource::Classical,
             device: Device::Cpu,
         }
     }
@@ -164,6 +191,8 @@ pub struct Engine {
     max_visits: Option<u64>,
     /// Called while the tree search runs (realtime analysis output).
     progress: Option<ProgressHook>,
+    /// Why the live network sits out the current game, once said in a message.
+    refusal_said: Option<String>,
 }
 
 impl Engine {
@@ -184,6 +213,7 @@ impl Engine {
             _watch: None,
             max_visits: None,
             progress: None,
+            refusal_said: None,
         }
     }
 
@@ -195,7 +225,13 @@ impl Engine {
     /// Loads the configured model (if any) now and watches it for new checkpoints. Refusals are
     /// reported as messages; the engine then plays on the classical evaluator.
     pub fn load_model(&mut self) {
-        let Some(path) = self.config.model.clone() else { return };
+        self._watch = None;
+        self.slot.clear();
+        let path = match self.config.model.clone() {
+            ModelSource::Classical => return,
+            ModelSource::Embedded => return self.load_embedded(),
+            ModelSource::File(path) => path,
+        };
         let loader = self.model_loader();
         match self.slot.load_now(&path, &loader) {
             Ok(m) => self.message(&m),
@@ -205,14 +241,47 @@ impl Engine {
         self._watch = Some(self.slot.watch(path, loader, Arc::new(move |m: String| sink(&m)), Duration::from_millis(250)));
     }
 
-    /// ONNX Runtime sessions, one per search thread.
+    /// Plays with `source` from the next move on (`INFO model`): the tree and any watcher of the
+    /// previous source are dropped.
+    pub fn set_model(&mut self, source: ModelSource) {
+        if source != self.config.model {
+            self.config.model = source;
+            self.load_model();
+        }
+    }
+
     #[cfg(feature = "onnx")]
-    fn model_loader(&self) -> slot::Loader {
-        slot::onnx_loader(OnnxEvaluatorConfig {
+    fn load_embedded(&mut self) {
+        match slot::load_embedded(self.onnx_config()) {
+            Ok((ev, claim)) => {
+                let name = ev.name();
+                self.slot.install_unwatched(ev);
+                self.message(&format!(
+                    "model: the embedded default {name}, for {claim} (the classical evaluator elsewhere)"
+                ));
+            }
+            Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
+        }
+    }
+
+    #[cfg(not(feature = "onnx"))]
+    fn load_embedded(&mut self) {
+        self.message("model: this engine was built without ONNX Runtime; playing with the classical evaluator");
+    }
+
+    #[cfg(feature = "onnx")]
+    fn onnx_config(&self) -> OnnxEvaluatorConfig {
+        OnnxEvaluatorConfig {
             sessions: self.config.threads.max(1),
             device: self.config.device,
             ..OnnxEvaluatorConfig::default()
-        })
+        }
+    }
+
+    /// ONNX Runtime sessions, one per search thread.
+    #[cfg(feature = "onnx")]
+    fn model_loader(&self) -> slot::Loader {
+        slot::onnx_loader(self.onnx_config())
     }
 
     /// Built without ONNX Runtime: every model file is refused with the reason.
@@ -221,9 +290,14 @@ impl Engine {
         slot::no_runtime_loader()
     }
 
-    /// The evaluator the next move will use.
+    /// The evaluator the next move will use: the live one, or the classical one when the live
+    /// network does not claim this game's rule and board size.
     pub fn evaluator(&self) -> Arc<dyn Evaluator> {
-        self.slot.current()
+        let live = self.slot.current();
+        match self.board.as_ref().map(|b| live.refuses(b)) {
+            Some(Some(_)) => self.slot.fallback().clone(),
+            _ => live,
+        }
     }
     pub fn set_threads(&mut self, threads: usize) {
         self.config.threads = threads.clamp(1, 64);
@@ -451,7 +525,15 @@ impl Engine {
 
     /// The MCTS search over the live evaluator, made on first use and kept for tree reuse.
     fn search(&mut self) -> &mut Search {
-        let evaluator = self.slot.current();
+        let live = self.slot.current();
+        let refusal = self.board.as_ref().and_then(|b| live.refuses(b));
+        if refusal.is_some() && refusal != self.refusal_said {
+            if let Some(why) = &refusal {
+                self.message(&format!("{why}: this game is played with the classical evaluator"));
+            }
+        }
+        let evaluator = if refusal.is_some() { self.slot.fallback().clone() } else { live };
+        self.refusal_said = refusal;
         let search = self.mcts.get_or_insert_with(|| {
             Search::new(
                 MctsConfig {

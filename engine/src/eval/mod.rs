@@ -16,6 +16,8 @@
 //! softmax every network evaluator ends with.
 
 pub mod classical;
+#[cfg(feature = "onnx")]
+pub mod embedded;
 pub mod features;
 pub mod network;
 #[cfg(feature = "onnx")]
@@ -55,6 +57,12 @@ pub trait Evaluator: Send + Sync {
     /// the model behind it changed.
     fn model_id(&self) -> u64 {
         0
+    }
+
+    /// Why this evaluator should not play on `board` (a network trained for other rules or
+    /// board sizes), or None. The engine plays such a game on the classical evaluator.
+    fn refuses(&self, _board: &Board) -> Option<String> {
+        None
     }
 }
 

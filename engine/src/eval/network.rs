@@ -53,6 +53,12 @@ pub trait Backend: Send + Sync {
         1
     }
 
+    /// Why the network should not play a `rule` game on a `w` x `h` board (see
+    /// `Evaluator::refuses`).
+    fn refuses(&self, _rule: crate::game::Rule, _w: usize, _h: usize) -> Option<String> {
+        None
+    }
+
     /// Runs `n` positions of `h` x `w`; `planes` is `[n, features::PLANES, h, w]` row-major.
     ///
     /// # Errors
@@ -249,6 +255,11 @@ impl<B: Backend + ?Sized> Evaluator for NetEvaluator<B> {
 
     fn model_id(&self) -> u64 {
         self.backend.model_id()
+    }
+
+    fn refuses(&self, board: &Board) -> Option<String> {
+        self.backend
+            .refuses(board.rule(), board.width(), board.height())
     }
 }
 

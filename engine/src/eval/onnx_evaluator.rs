@@ -152,4 +152,8 @@ impl Backend for OnnxSessions {
     fn model_id(&self) -> u64 {
         self.id
     }
+
+    fn refuses(&self, rule: crate::game::Rule, w: usize, h: usize) -> Option<String> {
+        self.meta.refuses(rule, w, h)
+    }
 }

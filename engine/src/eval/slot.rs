@@ -42,6 +42,17 @@ pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
     })
 }
 
+/// The network compiled into the engine (`embedded::DEFAULT_MODEL`), loaded and probed like a
+/// file; also returns what it claims (its rules and board sizes).
+#[cfg(feature = "onnx")]
+pub fn load_embedded(config: OnnxEvaluatorConfig) -> Result<(Arc<dyn Evaluator>, String), String> {
+    let ev = OnnxEvaluator::from_bytes(super::embedded::DEFAULT_MODEL, config)
+        .map_err(|e| format!("the embedded default network: {e}"))?;
+    probe(&ev)?;
+    let claim = ev.meta().claim();
+    Ok((Arc::new(ev), claim))
+}
+
 /// One forward pass on a small opening inside the model's supported board range.
 #[cfg(feature = "onnx")]
 fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
@@ -163,6 +174,21 @@ impl ModelSlot {
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, WatchState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Serves `ev`, a network that comes from no watched file (the embedded default), until the
+    /// next load or `clear`.
+    pub fn install_unwatched(&self, ev: Arc<dyn Evaluator>) {
+        self.live.store(Arc::new(Live {
+            evaluator: ev,
+            source: None,
+        }));
+        *self.lock_state() = WatchState::default();
+    }
+
+    /// Back to the fallback evaluator.
+    pub fn clear(&self) {
+        self.install_unwatched(self.fallback.clone());
     }
 
     fn install(&self, ev: Arc<dyn Evaluator>, st: Stamp) -> String {

@@ -16,11 +16,13 @@ pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
 pub use writer::{
     QUANTIZATION_KEY, model_proto, onnx_bytes, quantized_model_proto, quantized_onnx_bytes,
-    write_atomic, write_model_file,
+    set_claim, write_atomic, write_model_file,
 };
 
 use std::fmt;
 use std::str::FromStr;
+
+use crate::game::Rule;
 
 /// Version of the input encoding (the 11 planes of the network contract). A model declares the
 /// version it was trained on; a runtime refuses models of any other version.
@@ -48,6 +50,11 @@ pub mod meta_keys {
     pub const MAX_BOARD: &str = "fivezero.max_board";
     /// Present on quantized files only (`int8-qdq`); the writer of a quantized file sets it.
     pub const QUANTIZATION: &str = "fivezero.quantization";
+    /// The rules the network was trained for, comma separated (`freestyle`); absent: not stated.
+    pub const RULES: &str = "fivezero.rules";
+    /// The board sizes it was trained (or measured) for, comma separated (`15,20`); absent: not
+    /// stated.
+    pub const BOARD_SIZES: &str = "fivezero.board_sizes";
 }
 
 /// Errors of building, checking or writing a network description.
@@ -241,6 +248,10 @@ pub struct ModelMeta {
     pub max_board: usize,
     /// How the weights are stored when not fp32 (`int8-qdq`); None for fp32.
     pub quantization: Option<String>,
+    /// The rules and square board sizes the network claims (trained for, or measured on); empty
+    /// when the file does not say, as files before these keys do not.
+    pub rules: Vec<Rule>,
+    pub board_sizes: Vec<usize>,
 }
 
 impl ModelMeta {
@@ -258,7 +269,41 @@ impl ModelMeta {
             min_board: MIN_BOARD,
             max_board: MAX_BOARD,
             quantization: None,
+            rules: Vec::new(),
+            board_sizes: Vec::new(),
         }
+    }
+
+    /// Why the network should not play a `rule` game on a `width` x `height` board, or None when
+    /// it claims them (a claim the file does not make covers everything).
+    pub fn refuses(&self, rule: Rule, width: usize, height: usize) -> Option<String> {
+        let rule_ok = self.rules.is_empty() || self.rules.contains(&rule);
+        let size_ok = self.board_sizes.is_empty()
+            || (width == height && self.board_sizes.contains(&width));
+        if rule_ok && size_ok {
+            return None;
+        }
+        Some(format!(
+            "the network was trained for {}, not {rule} on {width}x{height}",
+            self.claim()
+        ))
+    }
+
+    /// "freestyle on 15x15, 20x20" (what the file claims), or "any rule and size" when it does
+    /// not say.
+    pub fn claim(&self) -> String {
+        let rules = if self.rules.is_empty() {
+            "any rule".to_string()
+        } else {
+            join(&self.rules)
+        };
+        let sizes = if self.board_sizes.is_empty() {
+            "any size".to_string()
+        } else {
+            let sizes: Vec<String> = self.board_sizes.iter().map(|n| format!("{n}x{n}")).collect();
+            sizes.join(", ")
+        };
+        format!("{rules} on {sizes}")
     }
 
     /// Key/value pairs in a fixed order (the file's bytes must not depend on map order).
@@ -279,6 +324,13 @@ impl ModelMeta {
             (meta_keys::MIN_BOARD.into(), self.min_board.to_string()),
             (meta_keys::MAX_BOARD.into(), self.max_board.to_string()),
         ]
+        .into_iter()
+        .chain((!self.rules.is_empty()).then(|| (meta_keys::RULES.into(), join(&self.rules))))
+        .chain(
+            (!self.board_sizes.is_empty())
+                .then(|| (meta_keys::BOARD_SIZES.into(), join(&self.board_sizes))),
+        )
+        .collect()
     }
 
     /// Parses the props back; `get` looks a key up. Errors name the key at fault.
@@ -299,8 +351,30 @@ impl ModelMeta {
             min_board: num(&get, meta_keys::MIN_BOARD)?,
             max_board: num(&get, meta_keys::MAX_BOARD)?,
             quantization: get(meta_keys::QUANTIZATION),
+            rules: list(&get, meta_keys::RULES)?,
+            board_sizes: list(&get, meta_keys::BOARD_SIZES)?,
         })
     }
+}
+
+fn join<T: std::fmt::Display>(items: &[T]) -> String {
+    let items: Vec<String> = items.iter().map(|t| t.to_string()).collect();
+    items.join(",")
+}
+
+/// A comma-separated metadata list (empty when the key is absent); an item that does not parse
+/// is an error naming the key.
+fn list<T: FromStr>(get: &impl Fn(&str) -> Option<String>, key: &str) -> Result<Vec<T>, String> {
+    let Some(v) = get(key) else {
+        return Ok(Vec::new());
+    };
+    v.split(',')
+        .map(|item| {
+            item.trim()
+                .parse()
+                .map_err(|_| format!("metadata `{key}` = `{v}`: `{}` is not understood", item.trim()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -339,5 +413,38 @@ mod tests {
         assert_eq!(back.unwrap(), m);
         let missing = ModelMeta::from_props(|_| None).unwrap_err();
         assert!(missing.contains("fivezero.feature_version"), "{missing}");
+    }
+
+    #[test]
+    fn the_claimed_rules_and_sizes_round_trip_and_decide_where_the_network_plays() {
+        let m = ModelMeta {
+            rules: vec![Rule::Freestyle],
+            board_sizes: vec![15, 20],
+            ..ModelMeta::for_config(&Preset::Cpu32.config(), 7)
+        };
+        let props = m.to_props();
+        let get = |k: &str| props.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
+        assert_eq!(get(meta_keys::RULES).as_deref(), Some("freestyle"));
+        assert_eq!(get(meta_keys::BOARD_SIZES).as_deref(), Some("15,20"));
+        assert_eq!(ModelMeta::from_props(get).unwrap(), m);
+        assert_eq!(m.refuses(Rule::Freestyle, 15, 15), None);
+        assert_eq!(m.refuses(Rule::Freestyle, 20, 20), None);
+        let renju = m.refuses(Rule::Renju, 15, 15).unwrap();
+        assert!(renju.contains("freestyle on 15x15, 20x20") && renju.contains("renju"), "{renju}");
+        assert!(m.refuses(Rule::Freestyle, 19, 19).is_some());
+        assert!(m.refuses(Rule::Freestyle, 15, 20).is_some());
+        // A file that does not say claims everything (files from before these keys).
+        let old = ModelMeta::for_config(&Preset::Cpu32.config(), 7);
+        assert_eq!(old.refuses(Rule::Renju, 19, 19), None);
+        // A value that does not parse names its key.
+        let bad = ModelMeta::from_props(|k| {
+            if k == meta_keys::RULES {
+                Some("freestyle,gomoku".into())
+            } else {
+                get(k)
+            }
+        })
+        .unwrap_err();
+        assert!(bad.contains("fivezero.rules") && bad.contains("gomoku"), "{bad}");
     }
 }

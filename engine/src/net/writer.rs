@@ -385,6 +385,43 @@ pub fn quantized_onnx_bytes(
 }
 
 /// The serialized ONNX model (deterministic: same weights and meta, same bytes).
+/// A model file's bytes with its claim replaced: the rules and square board sizes it was
+/// trained for or measured on (empty: not stated, so everything). The rest of the file, weights
+/// and other metadata included, is kept as it was.
+///
+/// # Errors
+/// Bytes that are not an ONNX model with fivezero metadata.
+pub fn set_claim(
+    onnx: &[u8],
+    rules: &[crate::game::Rule],
+    board_sizes: &[usize],
+) -> Result<Vec<u8>, NetError> {
+    let mut m = ModelProto::decode(onnx)
+        .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
+    let get = |props: &[StringStringEntryProto], k: &str| {
+        props
+            .iter()
+            .find(|p| p.key.as_deref() == Some(k))
+            .and_then(|p| p.value.clone())
+    };
+    let mut meta =
+        ModelMeta::from_props(|k| get(&m.metadata_props, k)).map_err(NetError::Config)?;
+    meta.rules = rules.to_vec();
+    meta.board_sizes = board_sizes.to_vec();
+    let keys = [super::meta_keys::RULES, super::meta_keys::BOARD_SIZES];
+    m.metadata_props
+        .retain(|p| !keys.iter().any(|k| p.key.as_deref() == Some(*k)));
+    for (key, value) in meta.to_props() {
+        if keys.contains(&key.as_str()) {
+            m.metadata_props.push(StringStringEntryProto {
+                key: Some(key),
+                value: Some(value),
+            });
+        }
+    }
+    Ok(m.encode_to_vec())
+}
+
 pub fn onnx_bytes(weights: &NetWeights, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
     Ok(model_proto(weights, meta)?.encode_to_vec())
 }

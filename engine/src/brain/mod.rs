@@ -191,7 +191,7 @@ pub struct Engine {
     max_visits: Option<u64>,
     /// Called while the tree search runs (realtime analysis output).
     progress: Option<ProgressHook>,
-    /// Why the live network sits out the current game, once said in a message.
+    /// Why the live network sits out the current game, said once a game in a message.
     refusal_said: Option<String>,
 }
 
@@ -344,6 +344,8 @@ impl Engine {
         self.size = (width, height);
         self.board = Some(board);
         self.mcts = None;
+        // A new game says again which evaluator sits it out.
+        self.refusal_said = None;
         Ok(())
     }
 

@@ -284,7 +284,7 @@ impl ModelMeta {
             return None;
         }
         Some(format!(
-            "the network was trained for {}, not {rule} on {width}x{height}",
+            "the network plays {}, not {rule} on {width}x{height}",
             self.claim()
         ))
     }

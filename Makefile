@@ -66,13 +66,15 @@ train-fast train train-production: build
 ## bootstrap games of the classical search when the run folder has no checkpoint yet, then Gumbel
 ## self-play resumed from the newest checkpoint (interrupt and rerun at will), then the newest
 ## model quantized to int8 and written to models/default.onnx claiming freestyle 15x15 (rebuild
-## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200".
+## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200"; another
+## run folder: make train-default DEFAULT_RUN=runs/mine.
 DEFAULT_RUN := runs/default-15x15
 train-default: build
 	@if ! ls $(DEFAULT_RUN)/ckpt-*.bin >/dev/null 2>&1; then \
 	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
-	    bootstrap --games 512 --visits 400; fi
-	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 --resume auto $(ARGS)
+	    --checkpoint-dir $(DEFAULT_RUN) bootstrap --games 512 --visits 400; fi
+	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
+	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
 	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
 	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
 

@@ -140,12 +140,11 @@ fn claim(
     let claimed = engine::net::set_claim(&bytes, &rules, &sizes)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     engine::net::write_atomic(out, &claimed).map_err(|e| format!("{}: {e}", out.display()))?;
-    let meta = engine::net::ModelMeta {
-        rules,
-        board_sizes: sizes,
-        ..engine::net::ModelMeta::for_config(&NetConfig::default(), 0)
-    };
-    println!("wrote {} (claims {})", out.display(), meta.claim());
+    println!(
+        "wrote {} (claims {})",
+        out.display(),
+        engine::net::describe_claim(&rules, &sizes)
+    );
     Ok(())
 }
 

@@ -243,14 +243,14 @@ impl Slot {
     }
 
     /// Starts the Gumbel root search once the root is expanded, and moves its halving on after
-    /// each step.
-    fn advance_gumbel(&mut self, cfg: &SelfPlayConfig) {
+    /// each step; returns the root moves it read (None without a Gumbel search).
+    fn advance_gumbel(&mut self, cfg: &SelfPlayConfig) -> Option<Vec<RootCandidate>> {
         if !self.uses_gumbel(cfg) {
-            return;
+            return None;
         }
         let moves = self.search.root_moves();
         if moves.is_empty() {
-            return;
+            return None;
         }
         let value = self.search.result().value;
         match &mut self.gumbel {
@@ -260,6 +260,7 @@ impl Slot {
                 self.gumbel = Some(g);
             }
         }
+        Some(moves)
     }
 }
 
@@ -365,13 +366,13 @@ fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Sl
         }
         let fresh = s.before - s.start_visits;
         let batch = cfg.batch_size_mcts.max(1);
-        s.advance_gumbel(cfg);
-        s.pending = match &s.gumbel {
-            Some(g) => {
-                let plan = g.plan(&s.search.root_moves(), batch);
+        let moves = s.advance_gumbel(cfg);
+        s.pending = match (&s.gumbel, moves) {
+            (Some(g), Some(moves)) => {
+                let plan = g.plan(&moves, batch);
                 s.search.gather_leaves_through(&plan).len()
             }
-            None => {
+            _ => {
                 let want = (s.sims.saturating_sub(fresh) as usize).clamp(1, batch);
                 s.search.gather_leaves(want).len()
             }

@@ -293,10 +293,15 @@ impl Engine {
     /// The evaluator the next move will use: the live one, or the classical one when the live
     /// network does not claim this game's rule and board size.
     pub fn evaluator(&self) -> Arc<dyn Evaluator> {
+        self.evaluator_for_game().0
+    }
+
+    /// The evaluator for the current game, and why the live network sits it out (if it does).
+    fn evaluator_for_game(&self) -> (Arc<dyn Evaluator>, Option<String>) {
         let live = self.slot.current();
-        match self.board.as_ref().map(|b| live.refuses(b)) {
-            Some(Some(_)) => self.slot.fallback().clone(),
-            _ => live,
+        match self.board.as_ref().and_then(|b| live.refuses(b)) {
+            Some(why) => (self.slot.fallback().clone(), Some(why)),
+            None => (live, None),
         }
     }
     pub fn set_threads(&mut self, threads: usize) {
@@ -527,14 +532,10 @@ impl Engine {
 
     /// The MCTS search over the live evaluator, made on first use and kept for tree reuse.
     fn search(&mut self) -> &mut Search {
-        let live = self.slot.current();
-        let refusal = self.board.as_ref().and_then(|b| live.refuses(b));
-        if refusal.is_some() && refusal != self.refusal_said {
-            if let Some(why) = &refusal {
-                self.message(&format!("{why}: this game is played with the classical evaluator"));
-            }
+        let (evaluator, refusal) = self.evaluator_for_game();
+        if let Some(why) = refusal.as_ref().filter(|_| refusal != self.refusal_said) {
+            self.message(&format!("{why}: this game is played with the classical evaluator"));
         }
-        let evaluator = if refusal.is_some() { self.slot.fallback().clone() } else { live };
         self.refusal_said = refusal;
         let search = self.mcts.get_or_insert_with(|| {
             Search::new(

@@ -289,21 +289,9 @@ impl ModelMeta {
         ))
     }
 
-    /// "freestyle on 15x15, 20x20" (what the file claims), or "any rule and size" when it does
-    /// not say.
+    /// "freestyle on 15x15, 20x20" (what the file claims): see [`describe_claim`].
     pub fn claim(&self) -> String {
-        let rules = if self.rules.is_empty() {
-            "any rule".to_string()
-        } else {
-            join(&self.rules)
-        };
-        let sizes = if self.board_sizes.is_empty() {
-            "any size".to_string()
-        } else {
-            let sizes: Vec<String> = self.board_sizes.iter().map(|n| format!("{n}x{n}")).collect();
-            sizes.join(", ")
-        };
-        format!("{rules} on {sizes}")
+        describe_claim(&self.rules, &self.board_sizes)
     }
 
     /// Key/value pairs in a fixed order (the file's bytes must not depend on map order).
@@ -355,6 +343,22 @@ impl ModelMeta {
             board_sizes: list(&get, meta_keys::BOARD_SIZES)?,
         })
     }
+}
+
+/// A claim in words: "freestyle on 15x15, 20x20"; an empty list reads "any rule" / "any size".
+pub fn describe_claim(rules: &[Rule], board_sizes: &[usize]) -> String {
+    let rules = if rules.is_empty() {
+        "any rule".to_string()
+    } else {
+        join(rules)
+    };
+    let sizes = if board_sizes.is_empty() {
+        "any size".to_string()
+    } else {
+        let sizes: Vec<String> = board_sizes.iter().map(|n| format!("{n}x{n}")).collect();
+        sizes.join(", ")
+    };
+    format!("{rules} on {sizes}")
 }
 
 fn join<T: std::fmt::Display>(items: &[T]) -> String {

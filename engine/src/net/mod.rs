@@ -278,8 +278,8 @@ impl ModelMeta {
     /// it claims them (a claim the file does not make covers everything).
     pub fn refuses(&self, rule: Rule, width: usize, height: usize) -> Option<String> {
         let rule_ok = self.rules.is_empty() || self.rules.contains(&rule);
-        let size_ok = self.board_sizes.is_empty()
-            || (width == height && self.board_sizes.contains(&width));
+        let size_ok =
+            self.board_sizes.is_empty() || (width == height && self.board_sizes.contains(&width));
         if rule_ok && size_ok {
             return None;
         }
@@ -374,9 +374,12 @@ fn list<T: FromStr>(get: &impl Fn(&str) -> Option<String>, key: &str) -> Result<
     };
     v.split(',')
         .map(|item| {
-            item.trim()
-                .parse()
-                .map_err(|_| format!("metadata `{key}` = `{v}`: `{}` is not understood", item.trim()))
+            item.trim().parse().map_err(|_| {
+                format!(
+                    "metadata `{key}` = `{v}`: `{}` is not understood",
+                    item.trim()
+                )
+            })
         })
         .collect()
 }
@@ -434,7 +437,10 @@ mod tests {
         assert_eq!(m.refuses(Rule::Freestyle, 15, 15), None);
         assert_eq!(m.refuses(Rule::Freestyle, 20, 20), None);
         let renju = m.refuses(Rule::Renju, 15, 15).unwrap();
-        assert!(renju.contains("freestyle on 15x15, 20x20") && renju.contains("renju"), "{renju}");
+        assert!(
+            renju.contains("freestyle on 15x15, 20x20") && renju.contains("renju"),
+            "{renju}"
+        );
         assert!(m.refuses(Rule::Freestyle, 19, 19).is_some());
         assert!(m.refuses(Rule::Freestyle, 15, 20).is_some());
         // A file that does not say claims everything (files from before these keys).
@@ -449,6 +455,9 @@ mod tests {
             }
         })
         .unwrap_err();
-        assert!(bad.contains("fivezero.rules") && bad.contains("gomoku"), "{bad}");
+        assert!(
+            bad.contains("fivezero.rules") && bad.contains("gomoku"),
+            "{bad}"
+        );
     }
 }

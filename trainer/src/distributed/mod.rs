@@ -31,6 +31,14 @@ pub enum DistError {
     Other(String),
 }
 
+/// Seconds since the Unix epoch (0 on a clock set before it): the time stamps of heartbeats,
+/// model versions and the monitor's ages, which workers on other machines compare.
+pub(crate) fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// `--gpus 0,1`: device indices; empty input is an error, duplicates are refused.
 pub fn parse_gpus(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();

@@ -7,11 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use redis::cmd;
 
-use super::DistError;
+use super::{DistError, now_s};
 use super::queue::Queue;
 
 #[derive(Clone, Debug, Default)]
@@ -78,12 +78,6 @@ pub fn snapshot(q: &mut Queue) -> Result<Snapshot, DistError> {
         }
     }
     Ok(s)
-}
-
-fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// The text view; `prev` (snapshot, seconds ago) gives queue-wide rates.

@@ -13,12 +13,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use engine::net::Preset;
 use tch::Device;
 
-use super::DistError;
+use super::{DistError, now_s};
 use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use crate::checkpoint;
@@ -125,12 +125,6 @@ fn wait_for_room(
     summary.queue_wait_seconds += t.elapsed().as_secs_f64();
     waiting.store(false, Ordering::Relaxed);
     result
-}
-
-fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// What the heartbeat thread reports, shared with the playing loop.

@@ -17,11 +17,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use tch::Device;
 
-use super::DistError;
+use super::{DistError, now_s};
 use super::payload::{self, ModelPayload};
 use super::queue::{Entry, Queue};
 use crate::config::{Resume, Settings};
@@ -119,12 +119,6 @@ pub fn load_ledger(dir: &Path) -> Result<BTreeSet<String>, DistError> {
         ids.extend(v);
     }
     Ok(ids)
-}
-
-fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// Any trainer error as the distributed layer's.

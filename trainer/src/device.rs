@@ -56,6 +56,14 @@ pub enum DeviceError {
     CudaUnavailable { requested: usize, why: String },
 }
 
+/// Opens `libtorch_cuda.so` now, when one is there. Call it first thing in `main`: libtorch
+/// looks its CUDA hooks up once, on the first call that asks (`tch::manual_seed` does), and keeps
+/// the CPU-only stub for good when the library was not loaded by then ("0 CUDA devices" on a GPU
+/// machine, seen on the lent H200).
+pub fn load_cuda_early() {
+    let _ = cuda_load();
+}
+
 /// Why CUDA could not be loaded (None when it loaded). Computed once per process.
 fn cuda_load() -> &'static Option<String> {
     static LOADED: OnceLock<Option<String>> = OnceLock::new();

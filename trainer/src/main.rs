@@ -56,6 +56,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    trainer::device::load_cuda_early();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

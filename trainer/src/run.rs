@@ -80,8 +80,8 @@ struct Run<'a> {
 
 pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     set_threads(s);
-    tch::manual_seed(s.seed as i64);
     let device = resolve(s.device)?;
+    tch::manual_seed(s.seed as i64);
     let dir = &s.checkpoint_dir;
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     let per_game = (s.board_size * s.board_size / 3).max(1);

@@ -135,6 +135,7 @@ fn onnx_figures() {
             threads_intra: 1,
             device: Device::Cpu,
             batch: BATCH,
+            cache_entries: 0,
         };
         let ev = Arc::new(OnnxEvaluator::from_bytes(&bytes, cfg).expect("evaluator"));
         let mut s = Search::new(

@@ -343,8 +343,10 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu).map_err(|e| e.to_string())?;
         let int8_rate = ort_rate(&mut q, &one, 8, size, ort_ms)?;
         let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
+        // As the engine plays: its cache of recent positions included.
         let config = OnnxEvaluatorConfig {
             batch: 8,
+            cache_entries: engine::brain::DEFAULT_EVAL_CACHE_ENTRIES,
             ..OnnxEvaluatorConfig::default()
         };
         let eval = OnnxEvaluator::from_bytes(&bytes, config).map_err(|e| e.to_string())?;

@@ -49,6 +49,11 @@ struct Cli {
     /// Memory the engine may use in MiB (INFO max_memory overrides it).
     #[arg(long, default_value_t = 350)]
     max_memory_mib: u64,
+    /// Positions whose network answers are remembered, so a position the search reaches again
+    /// costs no forward pass (0 = off). Its memory (about 1 KiB a position on 15x15) comes out
+    /// of the search tree's share of the memory limit.
+    #[arg(long, default_value_t = engine::brain::DEFAULT_EVAL_CACHE_ENTRIES)]
+    eval_cache: usize,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -125,8 +130,12 @@ fn outcome_text(value: f32, proven: Option<Proven>, line: usize) -> String {
 
 /// The summary line of a finished search: the PV, the win rate or proven result, the speed.
 fn summary_text(info: &MoveInfo) -> String {
+    let cache = info
+        .cache_hits
+        .map(|h| format!(" cache {:.0}%", 100.0 * h))
+        .unwrap_or_default();
     format!(
-        "depth {} value {:+.3} {} nodes {} {:.0} visits/s time {} ms pv {}",
+        "depth {} value {:+.3} {} nodes {} {:.0} visits/s{cache} time {} ms pv {}",
         info.depth,
         info.value,
         outcome_text(info.value, info.proven, info.pv.len()),
@@ -377,6 +386,7 @@ fn main() {
         max_memory_bytes: cli.max_memory_mib * 1024 * 1024,
         model: cli.model,
         device: cli.device,
+        eval_cache_entries: cli.eval_cache,
     });
     if analyse {
         // stdout carries only JSON replies; the engine's messages go to stderr.

@@ -2,6 +2,8 @@
 //! to move. The search sees only the `Evaluator` trait defined here.
 //!
 //! - `features` — the one definition of the network's input planes (engine, trainer, exporter).
+//! - `cache` — `EvalCache`, a network's answers for recent positions (transpositions, the next
+//!   move's tree).
 //! - `classical` — the pattern evaluator: the no-network fallback and a cheap MCTS prior.
 //! - `network` — the network seam: the `Backend` trait (planes in, logits and values out) and
 //!   `NetEvaluator`, the one evaluator over any backend (encode, forward, legal mask).
@@ -15,6 +17,7 @@
 //! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
 //! softmax every network evaluator ends with.
 
+pub mod cache;
 pub mod classical;
 #[cfg(feature = "onnx")]
 pub mod embedded;
@@ -62,6 +65,11 @@ pub trait Evaluator: Send + Sync {
     /// Why this evaluator should not play on `board` (a network trained for other rules or
     /// board sizes), or None. The engine plays such a game on the classical evaluator.
     fn refuses(&self, _board: &Board) -> Option<String> {
+        None
+    }
+
+    /// (lookups, hits) of the evaluator's cache of recent positions, when it has one.
+    fn cache_stats(&self) -> Option<(u64, u64)> {
         None
     }
 }

@@ -1,6 +1,7 @@
 //! The network seam: a `Backend` turns encoded input planes into policy logits and values (ONNX
 //! Runtime sessions, the trainer's libtorch network, the uniform `UniformBackend`), and
-//! `NetEvaluator`, the one `Evaluator` over any backend, does encode → forward → masked softmax.
+//! `NetEvaluator`, the one `Evaluator` over any backend, does encode → forward → masked softmax,
+//! answering repeated positions from an optional `cache::EvalCache` (fixed weights only).
 //!
 //! `NetEvaluator` also exposes those three steps (`encode`, `forward`, `finish`) so a caller
 //! batching many searches (trainer self-play) can encode and finish on its own threads and run
@@ -12,6 +13,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::cache::{self, EvalCache};
 use super::{Evaluation, Evaluator, features, masked_softmax_planes};
 use crate::game::Board;
 
@@ -85,6 +87,9 @@ impl Backend for UniformBackend {
 pub struct NetEvaluator<B: ?Sized> {
     failures: AtomicUsize,
     last_error: Mutex<Option<String>>,
+    /// Answers for recent positions (`with_cache`); none by default, since a backend whose
+    /// weights change in place (the trainer's) must not be cached.
+    cache: Option<EvalCache>,
     // Last, so `&NetEvaluator<SomeBackend>` coerces to `&NetEvaluator<dyn Backend>`.
     backend: B,
 }
@@ -103,8 +108,16 @@ impl<B: Backend> NetEvaluator<B> {
         NetEvaluator {
             failures: AtomicUsize::new(0),
             last_error: Mutex::new(None),
+            cache: None,
             backend,
         }
+    }
+
+    /// The same evaluator, remembering the last `entries` or so positions (0: none). Only for
+    /// fixed weights.
+    pub fn with_cache(mut self, entries: usize) -> NetEvaluator<B> {
+        self.cache = (entries > 0).then(|| EvalCache::new(entries));
+        self
     }
 }
 
@@ -239,14 +252,27 @@ impl<B: Backend + ?Sized> Evaluator for NetEvaluator<B> {
     }
 
     fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
-        let Ok(()) = self.by_board_size(boards, out, |planes, n, h, w| {
-            Ok::<_, std::convert::Infallible>(self.forward(planes, n, h, w).unwrap_or_else(|err| {
-                // The search must go on: uniform priors and a neutral value, the error kept.
-                self.failures.fetch_add(n, Ordering::Relaxed);
-                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(err.to_string());
-                NetOutput::zeros(n, h * w)
-            }))
-        });
+        let Some(cache) = &self.cache else {
+            return self.evaluate_uncached(boards, out);
+        };
+        out.resize_with(boards.len(), Evaluation::default);
+        let keys: Vec<u64> = boards.iter().map(|b| cache::key_of(b)).collect();
+        let missing = cache.lookup(&keys, out);
+        if missing.is_empty() {
+            return;
+        }
+        let boards: Vec<&Board> = missing.iter().map(|&i| boards[i]).collect();
+        let keys: Vec<u64> = missing.iter().map(|&i| keys[i]).collect();
+        let failures = self.failures();
+        let mut evals = Vec::new();
+        self.evaluate_uncached(&boards, &mut evals);
+        // A failed forward's stand-in (uniform, value 0) is not the network's answer.
+        if self.failures() == failures {
+            cache.store(&keys, &evals);
+        }
+        for (&i, e) in missing.iter().zip(evals) {
+            out[i] = e;
+        }
     }
 
     fn preferred_batch(&self) -> usize {
@@ -260,6 +286,24 @@ impl<B: Backend + ?Sized> Evaluator for NetEvaluator<B> {
     fn refuses(&self, board: &Board) -> Option<String> {
         self.backend
             .refuses(board.rule(), board.width(), board.height())
+    }
+
+    fn cache_stats(&self) -> Option<(u64, u64)> {
+        self.cache.as_ref().map(EvalCache::stats)
+    }
+}
+
+impl<B: Backend + ?Sized> NetEvaluator<B> {
+    /// `Evaluator::evaluate` without the cache.
+    fn evaluate_uncached(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        let Ok(()) = self.by_board_size(boards, out, |planes, n, h, w| {
+            Ok::<_, std::convert::Infallible>(self.forward(planes, n, h, w).unwrap_or_else(|err| {
+                // The search must go on: uniform priors and a neutral value, the error kept.
+                self.failures.fetch_add(n, Ordering::Relaxed);
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(err.to_string());
+                NetOutput::zeros(n, h * w)
+            }))
+        });
     }
 }
 
@@ -391,5 +435,105 @@ mod tests {
         ev.finish(&c, &output, 2, second);
         assert_eq!(parts, whole);
         assert!(whole.iter().any(|e| e.value == 1.0), "values are clamped");
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use crate::game::{Pos, Rule};
+    use std::sync::atomic::AtomicUsize;
+
+    /// A network whose answer depends on every input plane (so a wrong cache hit shows) and
+    /// that counts the positions it ran; it fails while `fail` is set.
+    #[derive(Default)]
+    struct Counted {
+        ran: AtomicUsize,
+        fail: std::sync::atomic::AtomicBool,
+    }
+
+    impl Backend for Counted {
+        fn name(&self) -> String {
+            "counted".into()
+        }
+        fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+            if self.fail.load(Ordering::Relaxed) {
+                return Err("down".into());
+            }
+            self.ran.fetch_add(n, Ordering::Relaxed);
+            let cells = h * w;
+            let per = features::PLANES * cells;
+            let mut out = NetOutput::zeros(n, cells);
+            for k in 0..n {
+                let p = &planes[k * per..(k + 1) * per];
+                for (i, l) in out.logits[k * cells..(k + 1) * cells].iter_mut().enumerate() {
+                    *l = (0..features::PLANES).map(|c| p[c * cells + i] * (c as f32 + 1.0)).sum();
+                }
+                out.values[k] = p.iter().enumerate().map(|(i, v)| v * (i % 17) as f32).sum::<f32>() / 1e4;
+            }
+            Ok(out)
+        }
+    }
+
+    fn play(moves: &[(usize, usize)], rule: Rule, size: usize) -> Board {
+        let mut b = Board::new(size, size, rule).unwrap();
+        for &(x, y) in moves {
+            b.play(Pos::new(x, y)).unwrap();
+        }
+        b
+    }
+
+    #[test]
+    fn the_key_covers_everything_the_planes_are_made_of() {
+        let line = [(7, 7), (8, 8), (6, 6), (9, 9), (5, 5)];
+        let a = play(&line, Rule::Freestyle, 15);
+        assert_eq!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Freestyle, 15)));
+        // The same stones, other last moves: other planes 3 and 4.
+        let swapped = [(5, 5), (8, 8), (6, 6), (9, 9), (7, 7)];
+        assert_eq!(a.hash(), play(&swapped, Rule::Freestyle, 15).hash());
+        assert_ne!(cache::key_of(&a), cache::key_of(&play(&swapped, Rule::Freestyle, 15)));
+        // The same stones and last two moves: the same planes, so one entry (a transposition).
+        let transposed = [(6, 6), (8, 8), (7, 7), (9, 9), (5, 5)];
+        assert_eq!(cache::key_of(&a), cache::key_of(&play(&transposed, Rule::Freestyle, 15)));
+        assert_ne!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Renju, 15)));
+        assert_ne!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Freestyle, 16)));
+    }
+
+    #[test]
+    fn cached_answers_are_the_networks_and_save_its_forwards() {
+        let plain = NetEvaluator::new(Counted::default());
+        let cached = NetEvaluator::new(Counted::default()).with_cache(64);
+        let positions = [
+            play(&[(7, 7), (8, 8), (6, 6), (9, 9), (5, 5)], Rule::Renju, 15),
+            play(&[(6, 6), (8, 8), (7, 7), (9, 9), (5, 5)], Rule::Renju, 15),
+            play(&[(5, 5), (8, 8), (6, 6), (9, 9), (7, 7)], Rule::Renju, 15),
+            play(&[(7, 7), (8, 8)], Rule::Freestyle, 20),
+        ];
+        let refs: Vec<&Board> = positions.iter().collect();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            plain.evaluate(&refs, &mut want);
+            cached.evaluate(&refs, &mut got);
+            assert_eq!(want, got);
+        }
+        assert_eq!(plain.backend().ran.load(Ordering::Relaxed), 12);
+        // Positions 0 and 1 are one transposition: three forwards, then none.
+        assert_eq!(cached.backend().ran.load(Ordering::Relaxed), 4, "within the first batch the two still both run");
+        assert_eq!(cached.cache_stats(), Some((12, 8)));
+    }
+
+    #[test]
+    fn a_failed_forward_is_not_remembered() {
+        let ev = NetEvaluator::new(Counted::default()).with_cache(16);
+        let b = play(&[(7, 7), (8, 8), (6, 6)], Rule::Freestyle, 15);
+        let mut out = Vec::new();
+        ev.backend().fail.store(true, Ordering::Relaxed);
+        ev.evaluate(&[&b], &mut out);
+        assert_eq!(ev.failures(), 1);
+        let stand_in = out[0].clone();
+        ev.backend().fail.store(false, Ordering::Relaxed);
+        ev.evaluate(&[&b], &mut out);
+        assert_ne!(out[0], stand_in, "the network's answer, not the uniform stand-in");
+        assert_eq!(ev.backend().ran.load(Ordering::Relaxed), 1);
     }
 }

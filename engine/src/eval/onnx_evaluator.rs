@@ -22,6 +22,8 @@ pub struct OnnxEvaluatorConfig {
     pub device: Device,
     /// Batch the search should gather per call.
     pub batch: usize,
+    /// Positions whose answers are remembered (`EvalCache`; 0 = none).
+    pub cache_entries: usize,
 }
 
 impl Default for OnnxEvaluatorConfig {
@@ -31,6 +33,7 @@ impl Default for OnnxEvaluatorConfig {
             threads_intra: 1,
             device: Device::Cpu,
             batch: 16,
+            cache_entries: 0,
         }
     }
 }
@@ -69,7 +72,8 @@ impl OnnxEvaluator {
         config: OnnxEvaluatorConfig,
     ) -> Result<OnnxEvaluator, OnnxError> {
         let (bytes, file) = super::onnx::read_model_file(path.as_ref())?;
-        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(&bytes, file, config)?))
+        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(&bytes, file, config)?)
+            .with_cache(config.cache_entries))
     }
 
     /// As `load`, from bytes in memory.
@@ -80,7 +84,8 @@ impl OnnxEvaluator {
         bytes: &[u8],
         config: OnnxEvaluatorConfig,
     ) -> Result<OnnxEvaluator, OnnxError> {
-        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(bytes, "<memory>".into(), config)?))
+        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(bytes, "<memory>".into(), config)?)
+            .with_cache(config.cache_entries))
     }
 
     pub fn meta(&self) -> &ModelMeta {

@@ -71,6 +71,8 @@ fn load_net(path: &Path, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
         threads_intra: 1,
         device: Device::Cpu,
         batch: 1,
+        // Exact answers, so the results are those without it; many games share their openings.
+        cache_entries: 1 << 16,
     };
     let net = OnnxEvaluator::load(path, config)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

@@ -1,5 +1,6 @@
 //! The trainer's own seeded generator (splitmix64) with visible state, so a checkpoint can store
-//! it and a resumed run samples exactly what an uninterrupted one would. Depends on nothing.
+//! it and a resumed run samples exactly what an uninterrupted one would. Depends on `engine::game`'s
+//! `mix64` only.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,10 +17,7 @@ impl Rng {
     }
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        engine::game::mix64(self.state)
     }
     /// Uniform in 0..n (n > 0); the modulo bias is negligible for the sizes used here.
     pub fn below(&mut self, n: usize) -> usize {

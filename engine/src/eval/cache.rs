@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Evaluation;
-use crate::game::Board;
+use crate::game::{Board, mix64};
 
 /// One remembered evaluation (`key` 0: empty).
 #[derive(Default)]
@@ -39,12 +39,6 @@ impl std::fmt::Debug for EvalCache {
     }
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// The key of everything `features::encode` reads from `board` (never 0).
 pub fn key_of(board: &Board) -> u64 {
     let history = board.history();
@@ -55,7 +49,7 @@ pub fn key_of(board: &Board) -> u64 {
             .map_or(0xFFFF, |i| history[i].0.index() as u64)
     };
     let shape = (board.width() as u64) | (board.height() as u64) << 8 | (board.rule() as u64) << 16;
-    let k = board.hash() ^ mix(back(1) | back(2) << 16 | shape << 32);
+    let k = board.hash() ^ mix64(back(1) | back(2) << 16 | shape << 32);
     k.max(1)
 }
 
@@ -89,7 +83,7 @@ impl EvalCache {
     }
 
     fn index(&self, key: u64) -> usize {
-        (mix(key) & self.mask) as usize
+        (mix64(key) & self.mask) as usize
     }
 
     /// Fills `out[i]` for every key found and returns the indices of the others, in order.

@@ -3,12 +3,17 @@
 
 use super::pos::CELLS;
 
-const fn splitmix64(state: u64) -> (u64, u64) {
-    let next = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = next;
+/// splitmix64's output function: a bijective 64-bit mix in which every input bit reaches every
+/// output bit (the Zobrist keys, the search's generator, hash-table indices).
+pub const fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (next, z ^ (z >> 31))
+    z ^ (z >> 31)
+}
+
+const fn splitmix64(state: u64) -> (u64, u64) {
+    let next = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (next, mix64(next))
 }
 
 const fn build() -> [[u64; CELLS]; 2] {

@@ -6,7 +6,7 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune
 
 all: build
 
@@ -74,6 +74,16 @@ train-default: build
 	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
 	    --checkpoint-dir $(DEFAULT_RUN) bootstrap --games 512 --visits 400; fi
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
+	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
+	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
+	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
+
+## train-default-finetune: the default network's second stage (profile default-15x15-finetune: lr
+## 0.0002, 64 simulations a move), resumed from the newest checkpoint of the same run folder, then
+## quantized and written to models/default.onnx as above. On a GPU: ARGS="--device cuda
+## --parallel-workers 15". The shipped model's first 34 epochs of it took ARGS="--lr 0.0004".
+train-default-finetune: build
+	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-finetune \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
 	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
 	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx

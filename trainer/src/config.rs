@@ -527,6 +527,19 @@ mod tests {
         resolve(&m, Some(&path), Some("a"))
     }
 
+    /// The Makefile and README name these profiles: each must resolve and validate as shipped.
+    #[test]
+    fn every_shipped_profile_resolves() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets.toml");
+        let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(table.contains_key("default-15x15-finetune"));
+        for name in table.keys() {
+            let m = Cli::command().try_get_matches_from(["trainer"]).unwrap();
+            let r = resolve(&m, Some(&path), Some(name));
+            assert!(r.is_ok(), "profile {name}: {}", r.err().unwrap());
+        }
+    }
+
     #[test]
     fn profile_overrides_defaults_and_unknown_keys_are_named() {
         let s =

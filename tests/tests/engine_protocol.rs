@@ -353,18 +353,21 @@ fn yxnbest_answers_without_playing_the_move() {
     assert_ne!((x2, y2), (7, 7));
 }
 
-/// The network built into the engine plays freestyle 15x15, the games it claims; a renju game,
-/// or another size, is played with the classical evaluator and a MESSAGE says why. `--model
+/// The network built into the engine plays freestyle 15x15 and 20x20, the games it claims; a
+/// renju game, or another size, is played with the classical evaluator and a MESSAGE says why. `--model
 /// none` and `INFO model none` choose the classical evaluator; a bad `INFO model` value or a
 /// missing file is a MESSAGE, and the engine plays on.
 #[test]
 fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_rest() {
     let said = |b: &Brain, what: &str| b.messages.iter().any(|m| m.contains(what));
-    let mut b = started(15, 0);
-    b.send("BEGIN");
-    expect_move(&mut b);
-    assert!(said(&b, "embedded default"), "{:?}", b.messages);
-    b.send("END");
+    for size in [15, 20] {
+        let mut b = started(size, 0);
+        b.send("BEGIN");
+        expect_move(&mut b);
+        assert!(said(&b, "embedded default"), "{size}: {:?}", b.messages);
+        assert!(!said(&b, "played with the classical evaluator"), "{size}: {:?}", b.messages);
+        b.send("END");
+    }
 
     for (size, rule) in [(15, 4), (19, 0)] {
         let mut b = started(size, rule);

@@ -66,6 +66,9 @@ struct Trained {
     policy_loss: f64,
     value_loss: f64,
     samples_per_s: f64,
+    /// The learning rate of the epoch's last step: the schedule depends on `--epochs` and the
+    /// games an epoch, so a resumed run shows where it stands.
+    lr: f64,
 }
 
 /// One run: its settings, the trainer, the self-play network and the log.
@@ -230,7 +233,7 @@ impl Run<'_> {
         let steps = steps_for(s, positions);
         let mut pb = Progress::new("train", steps);
         let t0 = Instant::now();
-        let (mut sum_p, mut sum_v, mut count) = (0.0, 0.0, 0u64);
+        let (mut sum_p, mut sum_v, mut count, mut lr) = (0.0, 0.0, 0u64, 0.0);
         for k in 0..steps {
             let Some(l) = self.t.train_step(warn)? else {
                 break;
@@ -238,6 +241,7 @@ impl Run<'_> {
             sum_p += l.policy;
             sum_v += l.value;
             count += 1;
+            lr = l.lr;
             if k % 10 == 0 || k + 1 == steps {
                 let step = self.t.step;
                 self.metrics.log("step", json!({"epoch": epoch, "step": step, "policy_loss": l.policy, "value_loss": l.value, "lr": l.lr}))?;
@@ -254,6 +258,7 @@ impl Run<'_> {
             policy_loss: sum_p / n,
             value_loss: sum_v / n,
             samples_per_s: (count as usize * s.batch_size) as f64 / seconds,
+            lr,
         };
         self.summary.last_policy_loss = trained.policy_loss;
         self.summary.last_value_loss = trained.value_loss;
@@ -310,7 +315,7 @@ impl Run<'_> {
         self.metrics.log(
             "epoch",
             json!({"epoch": epoch, "step": step, "games": games, "positions": played.positions,
-                   "window": window, "policy_loss": mp, "value_loss": mv,
+                   "window": window, "policy_loss": mp, "value_loss": mv, "lr": trained.lr,
                    "five_prior": five_prior,
                    "selfplay_positions_per_s": positions_per_s,
                    "train_samples_per_s": trained.samples_per_s, "device": device,
@@ -332,7 +337,7 @@ impl Run<'_> {
         eprintln!(
             "epoch {epoch}/{}: games {games} (+{}), positions {} (window {window}), policy {mp:.4}, value {mv:.4}, \
              prior on own fives {:.3} (top move in {:.0}% of {}), \
-             self-play {positions_per_s:.0} pos/s, train {:.0} samples/s, step {step}, device {device}",
+             self-play {positions_per_s:.0} pos/s, train {:.0} samples/s, step {step}, lr {:.2e}, device {device}",
             s.epochs,
             s.selfplay_games,
             played.positions,
@@ -340,6 +345,7 @@ impl Run<'_> {
             100.0 * five_prior.top_share,
             five_prior.positions,
             trained.samples_per_s,
+            trained.lr,
         );
         self.summary.epochs_done = epoch;
         Ok(())

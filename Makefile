@@ -69,14 +69,19 @@ train-fast train train-production: build
 ## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200"; another
 ## run folder: make train-default DEFAULT_RUN=runs/mine.
 DEFAULT_RUN := runs/default-15x15
+# The run's newest model, quantized to int8 and written to models/default.onnx claiming freestyle
+# 15x15 (a new model is measured on 20x20 before it claims that too).
+define SHIP_DEFAULT
+$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
+	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
+endef
 train-default: build
 	@if ! ls $(DEFAULT_RUN)/ckpt-*.bin >/dev/null 2>&1; then \
 	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
 	    --checkpoint-dir $(DEFAULT_RUN) bootstrap --games 512 --visits 400; fi
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
-	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
-	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
+	$(SHIP_DEFAULT)
 
 ## train-default-finetune: the default network's second stage (profile default-15x15-finetune: lr
 ## 0.0002, 64 simulations a move), resumed from the newest checkpoint of the same run folder, then
@@ -85,8 +90,7 @@ train-default: build
 train-default-finetune: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-finetune \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
-	$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
-	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
+	$(SHIP_DEFAULT)
 
 ## train-proof: proof that training learns, from scratch in well under an hour on a CPU: the
 ## train-proof profile of trainer/presets.toml, then its final network in the engine against

@@ -3,12 +3,17 @@
 //! (`<dir>/ckpt-NNNNNN.bin`, written atomically through `store`). `latest_valid` walks back from
 //! the newest file and skips (with a warning) any that fails to read.
 //!
-//! Depends on tch, `store`, `optim`, `rng`.
+//! `transfer_rule` starts a run on one rule from a checkpoint trained on another.
+//!
+//! Depends on tch, `store`, `optim`, `rng`, and the engine's input planes (`features`).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor, nn};
+
+use engine::eval::features;
+use engine::game::Rule;
 
 use crate::rng::Rng;
 use crate::store::{self, StoreError};
@@ -42,6 +47,85 @@ pub struct Checkpoint {
     pub optimizer: Vec<(String, Vec<f32>)>,
     /// Weights of the best network (empty while it is the initial one).
     pub best_weights: Vec<NamedTensor>,
+}
+
+/// The first convolution's weights, `[channels, planes, k, k]`: the only variable that sees the
+/// input planes one by one.
+const STEM_WEIGHT: &str = "stem.conv.weight";
+
+impl Checkpoint {
+    /// Starts a network on another rule from one trained on `from_plane`'s rule: the first
+    /// convolution's weights on input plane `from_plane` are copied onto `to_plane` (both rule
+    /// planes of `engine::eval::features`), in the weights and in the best network's. The rule
+    /// planes are constant, so the copy sees a game of the new rule as it saw one of the old; the
+    /// fine-tune then only has to learn where the rules differ, instead of starting from a
+    /// network that has never seen its rule plane on.
+    pub fn transfer_rule_plane(
+        &mut self,
+        from_plane: usize,
+        to_plane: usize,
+    ) -> Result<(), String> {
+        let mut copied = 0;
+        for set in [&mut self.weights, &mut self.best_weights] {
+            let Some(stem) = set.iter_mut().find(|t| t.name == STEM_WEIGHT) else {
+                continue;
+            };
+            let [channels, planes, kh, kw] = stem.shape[..] else {
+                return Err(format!(
+                    "`{STEM_WEIGHT}` has shape {:?}, not 4 dimensions",
+                    stem.shape
+                ));
+            };
+            let (planes, kernel) = (planes as usize, (kh * kw) as usize);
+            if from_plane.max(to_plane) >= planes
+                || stem.data.len() != channels as usize * planes * kernel
+            {
+                return Err(format!(
+                    "`{STEM_WEIGHT}` has shape {:?}: no planes {from_plane} and {to_plane}",
+                    stem.shape
+                ));
+            }
+            for c in 0..channels as usize {
+                let base = c * planes * kernel;
+                stem.data.copy_within(
+                    base + from_plane * kernel..base + (from_plane + 1) * kernel,
+                    base + to_plane * kernel,
+                );
+            }
+            copied += 1;
+        }
+        if copied == 0 {
+            return Err(format!("the checkpoint has no variable `{STEM_WEIGHT}`"));
+        }
+        Ok(())
+    }
+}
+
+/// `trainer transfer-rule`: writes `from` (a checkpoint of a run on `from_rule`) into the empty
+/// run folder `dir` as the start of a run on `to_rule`, its rule plane moved
+/// ([`Checkpoint::transfer_rule_plane`]); epoch, step and optimizer state carry over, so
+/// `--resume auto` there continues the schedule. Refuses a folder that already has checkpoints:
+/// nothing saved is overwritten.
+pub fn transfer_rule(
+    from: &Path,
+    from_rule: Rule,
+    to_rule: Rule,
+    dir: &Path,
+) -> Result<PathBuf, String> {
+    if let Some((_, existing)) = list(dir).first() {
+        return Err(format!(
+            "{} already holds checkpoints ({}): transfer-rule starts an empty run folder",
+            dir.display(),
+            existing.display()
+        ));
+    }
+    let mut ck = load(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    ck.transfer_rule_plane(
+        features::rule_plane(from_rule),
+        features::rule_plane(to_rule),
+    )?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    save(dir, &ck).map_err(|e| e.to_string())
 }
 
 pub fn path_for(dir: &Path, epoch: u64) -> PathBuf {

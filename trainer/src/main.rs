@@ -51,6 +51,18 @@ enum Command {
         #[arg(required = true)]
         runs: Vec<PathBuf>,
     },
+    /// Starts the run folder --checkpoint-dir, for --rule, from a checkpoint trained on another
+    /// rule: the network's weights on the old rule's input plane are copied onto the new one's,
+    /// so it starts by playing the new rule as it played the old; epoch, step and optimizer
+    /// carry over. Then train there with `--resume auto`.
+    TransferRule {
+        /// The checkpoint to start from (a `ckpt-NNNNNN.bin` of another run).
+        #[arg(long)]
+        from: PathBuf,
+        /// The rule that checkpoint was trained on.
+        #[arg(long)]
+        from_rule: engine::game::Rule,
+    },
     #[command(flatten)]
     Distributed(Distributed),
 }
@@ -114,6 +126,20 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
                 );
             }
             eprintln!("curve: wrote {}", out.display());
+            return Ok(());
+        }
+        Some(Command::TransferRule { from, from_rule }) => {
+            let s = &r.settings;
+            let path =
+                trainer::checkpoint::transfer_rule(&from, from_rule, s.rule, &s.checkpoint_dir)
+                    .map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "transfer-rule: {} ({from_rule}) -> {} ({}); train there with --rule {} --resume auto",
+                from.display(),
+                path.display(),
+                s.rule,
+                s.rule
+            );
             return Ok(());
         }
         None => {}

@@ -104,3 +104,79 @@ fn exported_onnx_matches_tch_eval_forward() {
     // The outputs are not trivially equal to zero.
     assert!(p.iter().any(|x| x.abs() > 1e-3));
 }
+
+/// `trainer transfer-rule`: the new rule's network answers a position exactly as the old rule's
+/// network answered it (the rule planes are constant), and a folder that already holds a
+/// checkpoint is refused, not overwritten.
+#[test]
+fn transfer_rule_plays_the_new_rule_as_the_old() {
+    use trainer::checkpoint::{self, Checkpoint};
+    tch::set_num_threads(1);
+    tch::manual_seed(11);
+    let size = 9;
+    let config = Preset::Tiny.config();
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = Net::new(&vs.root(), config);
+    let forward = |net: &Net, rule: Rule| {
+        let mut b = Board::new(size, size, rule).unwrap();
+        for p in [Pos::new(4, 4), Pos::new(5, 4), Pos::new(4, 5)] {
+            b.play(p).unwrap();
+        }
+        let mut x = vec![0f32; features::input_len(&b)];
+        features::encode(&b, &mut x);
+        let x = Tensor::from_slice(&x).view([1, features::PLANES as i64, size as i64, size as i64]);
+        let (p, v) = net.forward(&x, false);
+        (to_vec(&p), to_vec(&v))
+    };
+    let freestyle = forward(&net, Rule::Freestyle);
+    let max_diff = |a: &(Vec<f32>, Vec<f32>), b: &(Vec<f32>, Vec<f32>)| {
+        a.0.iter()
+            .chain(&a.1)
+            .zip(b.0.iter().chain(&b.1))
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
+    };
+    assert!(
+        max_diff(&freestyle, &forward(&net, Rule::Standard)) > 1e-3,
+        "the rule planes should matter before"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let ck = Checkpoint {
+        epoch: 7,
+        step: 70,
+        preset: Preset::Tiny.name().into(),
+        blocks: config.blocks,
+        channels: config.channels,
+        rng: trainer::rng::Rng::new(1),
+        next_chunk: 0,
+        games_played: 0,
+        best_epoch: 0,
+        best_elo: 0.0,
+        weights: checkpoint::capture(&vs),
+        optimizer: Vec::new(),
+        best_weights: Vec::new(),
+    };
+    let from = checkpoint::save(dir.path(), &ck).unwrap();
+    let run = dir.path().join("standard");
+    let moved = checkpoint::transfer_rule(&from, Rule::Freestyle, Rule::Standard, &run).unwrap();
+    let ck2 = checkpoint::load(&moved).unwrap();
+    assert_eq!((ck2.epoch, ck2.step), (7, 70));
+    let vs2 = nn::VarStore::new(Device::Cpu);
+    let net2 = Net::new(&vs2.root(), config);
+    checkpoint::restore(&vs2, &ck2.weights).unwrap();
+    let standard = forward(&net2, Rule::Standard);
+    assert!(
+        max_diff(&freestyle, &standard) < 1e-6,
+        "standard after the transfer: {}",
+        max_diff(&freestyle, &standard)
+    );
+
+    let err = checkpoint::transfer_rule(&from, Rule::Freestyle, Rule::Renju, &run).unwrap_err();
+    assert!(err.contains("already holds checkpoints"), "{err}");
+    assert_eq!(
+        checkpoint::load(&moved).unwrap(),
+        ck2,
+        "the folder's checkpoint is untouched"
+    );
+}

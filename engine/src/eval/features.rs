@@ -17,6 +17,16 @@ pub const OPPONENT: usize = 1;
 /// Plane of the points forbidden to the side to move.
 pub const FORBIDDEN: usize = 2;
 
+/// The constant plane that says which rule is played.
+pub fn rule_plane(rule: Rule) -> usize {
+    match rule {
+        Rule::Freestyle => 6,
+        Rule::Standard => 7,
+        Rule::Renju => 8,
+        Rule::Caro => 9,
+    }
+}
+
 /// Number of f32 values one position occupies.
 pub fn input_len(board: &Board) -> usize {
     PLANES * board.width() * board.height()
@@ -37,9 +47,7 @@ pub fn encode(board: &Board, out: &mut [f32]) {
         match board.cell(p).color() {
             Some(c) if c == me => out[OWN * area + i] = 1.0,
             Some(_) => out[OPPONENT * area + i] = 1.0,
-            None if forbid && board.is_forbidden(p) => {
-                out[FORBIDDEN * area + i] = 1.0
-            }
+            None if forbid && board.is_forbidden(p) => out[FORBIDDEN * area + i] = 1.0,
             None => {}
         }
     }
@@ -50,14 +58,11 @@ pub fn encode(board: &Board, out: &mut [f32]) {
             out[plane * area + board.dense_index(p)] = 1.0;
         }
     }
-    let rule_plane = match board.rule() {
-        Rule::Freestyle => 6,
-        Rule::Standard => 7,
-        Rule::Renju => 8,
-        Rule::Caro => 9,
-    };
+    let rule_plane = rule_plane(board.rule());
     out[5 * area..6 * area].iter_mut().for_each(|v| *v = 1.0);
-    out[rule_plane * area..(rule_plane + 1) * area].iter_mut().for_each(|v| *v = 1.0);
+    out[rule_plane * area..(rule_plane + 1) * area]
+        .iter_mut()
+        .for_each(|v| *v = 1.0);
     if me == Color::Black {
         out[10 * area..11 * area].iter_mut().for_each(|v| *v = 1.0);
     }

@@ -6,7 +6,7 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju
 
 all: build
 
@@ -69,11 +69,11 @@ train-fast train train-production: build
 ## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200"; another
 ## run folder: make train-default DEFAULT_RUN=runs/mine.
 DEFAULT_RUN := runs/default-15x15
-# The run's newest model, quantized to int8 and written to models/default.onnx claiming freestyle
-# 15x15 (a new model is measured on 20x20 before it claims that too).
-define SHIP_DEFAULT
-$(RELEASE_DIR)/fivezero-tools model quantize $(DEFAULT_RUN)/models/latest.onnx --out $(DEFAULT_RUN)/default.int8.onnx
-	$(RELEASE_DIR)/fivezero-tools model claim $(DEFAULT_RUN)/default.int8.onnx --rules freestyle --sizes 15 --out models/default.onnx
+# $(call SHIP,RUN,RULE,SIZES,OUT): the newest model of run folder RUN, quantized to int8 and written
+# to OUT claiming RULE on SIZES (a new model is measured on another size before it claims it).
+define SHIP
+$(RELEASE_DIR)/fivezero-tools model quantize $(1)/models/latest.onnx --out $(1)/default.int8.onnx
+	$(RELEASE_DIR)/fivezero-tools model claim $(1)/default.int8.onnx --rules $(2) --sizes $(3) --out $(4)
 endef
 train-default: build
 	@if ! ls $(DEFAULT_RUN)/ckpt-*.bin >/dev/null 2>&1; then \
@@ -81,7 +81,7 @@ train-default: build
 	    --checkpoint-dir $(DEFAULT_RUN) bootstrap --games 512 --visits 400; fi
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
-	$(SHIP_DEFAULT)
+	$(call SHIP,$(DEFAULT_RUN),freestyle,15,models/default.onnx)
 
 ## train-default-finetune: the default network's second stage (profile default-15x15-finetune: lr
 ## 0.0002, 64 simulations a move), resumed from the newest checkpoint of the same run folder, then
@@ -90,7 +90,21 @@ train-default: build
 train-default-finetune: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-finetune \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
-	$(SHIP_DEFAULT)
+	$(call SHIP,$(DEFAULT_RUN),freestyle,15,models/default.onnx)
+
+## train-default-standard / train-default-renju: the standard and renju default networks (profiles
+## default-15x15-standard / -renju, run folders runs/default-15x15-RULE). A run folder with no
+## checkpoint starts from the freestyle default's (RULE_FROM; `trainer transfer-rule`), then
+## Gumbel self-play on the rule, resumed from the newest checkpoint, then the newest model is
+## quantized and written to models/default-RULE.onnx claiming RULE on 15x15. On a GPU:
+## ARGS="--device cuda --parallel-workers 8".
+RULE_FROM ?= runs-saved/default-15x15/ckpt-000197.bin
+train-default-standard train-default-renju: train-default-%: build
+	@if ! ls runs/default-15x15-$*/ckpt-*.bin >/dev/null 2>&1; then \
+	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-$* \
+	    transfer-rule --from $(RULE_FROM) --from-rule freestyle; fi
+	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-$* --resume auto $(ARGS)
+	$(call SHIP,runs/default-15x15-$*,$*,15,models/default-$*.onnx)
 
 ## train-proof: proof that training learns, from scratch in well under an hour on a CPU: the
 ## train-proof profile of trainer/presets.toml, then its final network in the engine against

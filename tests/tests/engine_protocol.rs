@@ -353,23 +353,24 @@ fn yxnbest_answers_without_playing_the_move() {
     assert_ne!((x2, y2), (7, 7));
 }
 
-/// The network built into the engine plays freestyle 15x15 and 20x20, the games it claims; a
-/// renju game, or another size, is played with the classical evaluator and a MESSAGE says why. `--model
+/// The networks built into the engine play what they claim: freestyle 15x15 and 20x20, standard
+/// 15x15, renju 15x15; another game (renju 20x20, freestyle 19x19) is played with the classical
+/// evaluator and a MESSAGE says why. `--model
 /// none` and `INFO model none` choose the classical evaluator; a bad `INFO model` value or a
 /// missing file is a MESSAGE, and the engine plays on.
 #[test]
 fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_rest() {
     let said = |b: &Brain, what: &str| b.messages.iter().any(|m| m.contains(what));
-    for size in [15, 20] {
-        let mut b = started(size, 0);
+    for (size, rule) in [(15, 0), (20, 0), (15, 1), (15, 4)] {
+        let mut b = started(size, rule);
         b.send("BEGIN");
         expect_move(&mut b);
-        assert!(said(&b, "embedded default"), "{size}: {:?}", b.messages);
-        assert!(!said(&b, "played with the classical evaluator"), "{size}: {:?}", b.messages);
+        assert!(said(&b, "embedded default"), "{size} rule {rule}: {:?}", b.messages);
+        assert!(!said(&b, "played with the classical evaluator"), "{size} rule {rule}: {:?}", b.messages);
         b.send("END");
     }
 
-    for (size, rule) in [(15, 4), (19, 0)] {
+    for (size, rule) in [(20, 4), (19, 0)] {
         let mut b = started(size, rule);
         b.send("TURN 8,8");
         expect_move(&mut b);

@@ -199,9 +199,9 @@ fn info(file: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Positions of games the classical MCTS plays against itself (root noise, a different seed
-/// per game), as input planes: what a network meets in play, for calibration and agreement.
-pub fn game_positions(count: usize, size: usize, seed: u64) -> Result<Vec<Vec<f32>>, String> {
+/// Positions of `rule` games the classical MCTS plays against itself (root noise, a different
+/// seed per game), as input planes: what a network meets in play, for calibration and agreement.
+pub fn game_positions(count: usize, size: usize, rule: Rule, seed: u64) -> Result<Vec<Vec<f32>>, String> {
     use engine::eval::classical::ClassicalEvaluator;
     use engine::mcts::{MctsConfig, Search, SearchLimits};
     let mut out = Vec::with_capacity(count);
@@ -213,7 +213,7 @@ pub fn game_positions(count: usize, size: usize, seed: u64) -> Result<Vec<Vec<f3
             ..MctsConfig::default()
         };
         let mut search = Search::new(config, std::sync::Arc::new(ClassicalEvaluator));
-        let mut b = Board::new(size, size, Rule::Freestyle).map_err(|e| e.to_string())?;
+        let mut b = Board::new(size, size, rule).map_err(|e| e.to_string())?;
         while out.len() < count && b.winner().is_none() && !b.legal_moves().is_empty() {
             let mut planes = vec![0f32; features::input_len(&b)];
             features::encode(&b, &mut planes);
@@ -262,16 +262,19 @@ fn quantize(
     let fp32 = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut model = OnnxModel::from_bytes(&fp32, 1, Device::Cpu)
         .map_err(|e| format!("{}: {e}", file.display()))?;
-    let calibration = game_positions(positions.max(1), size, 1)?;
+    // The positions of the rule the model plays: its rule plane is on there, and renju adds the
+    // forbidden-point plane, so freestyle positions would calibrate other activations.
+    let rule = model.meta().rules.first().copied().unwrap_or(Rule::Freestyle);
+    let calibration = game_positions(positions.max(1), size, rule, 1)?;
     let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, size, size)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu)
         .map_err(|e| format!("ONNX Runtime refuses the int8 export: {e}"))?;
-    let held_out = game_positions(positions.max(1), size, 2)?;
+    let held_out = game_positions(positions.max(1), size, rule, 2)?;
     let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
     engine::net::write_atomic(out, &int8).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
-        "wrote {} ({} bytes, int8 QDQ, calibrated on {} positions); against the fp32 model on {} other positions: \
+        "wrote {} ({} bytes, int8 QDQ, calibrated on {} {rule} positions); against the fp32 model on {} other positions: \
          same best move {:.1}%, mean |value difference| {dv:.4}",
         out.display(),
         int8.len(),
@@ -320,8 +323,8 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
     let size = board.width();
     let mut one = vec![0f32; features::input_len(&board)];
     features::encode(&board, &mut one);
-    let calibration = game_positions(4, size, 1)?;
-    let held_out = game_positions(64, size, 2)?;
+    let calibration = game_positions(4, size, Rule::Freestyle, 1)?;
+    let held_out = game_positions(64, size, Rule::Freestyle, 2)?;
     println!(
         "preset  blocks x ch  parameters  ORT fp32 pos/s b1  b8  b32  int8 b8  (x fp32)  \
          int8 same move / |dv|  engine visits/s (1 thread, {search_ms} ms)"

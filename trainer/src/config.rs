@@ -532,7 +532,10 @@ mod tests {
     fn every_shipped_profile_resolves() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets.toml");
         let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert!(table.contains_key("default-15x15-finetune"));
+        // The Makefile's train-default targets name these.
+        for name in ["default-15x15", "default-15x15-finetune", "default-15x15-standard", "default-15x15-renju"] {
+            assert!(table.contains_key(name), "{name}");
+        }
         for name in table.keys() {
             let m = Cli::command().try_get_matches_from(["trainer"]).unwrap();
             let r = resolve(&m, Some(&path), Some(name));

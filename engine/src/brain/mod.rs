@@ -68,9 +68,9 @@ pub enum ModelSource {
     /// The classical pattern evaluator, no network (`--model none`).
     #[default]
     Classical,
-    /// The network compiled into the binary (`models/default.onnx`), in the games whose rule and
-    /// board size it claims (the classical evaluator elsewhere): what `pbrain-fivezero` plays
-    /// without `--model`.
+    /// The networks compiled into the binary (`models/default*.onnx`, one per rule), each in the
+    /// games whose rule and board size it claims (the classical evaluator elsewhere): what
+    /// `pbrain-fivezero` plays without `--model`.
     Embedded,
     /// An ONNX file, or a directory whose newest valid `*.onnx` is used; watched for new
     /// checkpoints.
@@ -264,12 +264,9 @@ impl Engine {
     #[cfg(feature = "onnx")]
     fn load_embedded(&mut self) {
         match slot::load_embedded(self.onnx_config()) {
-            Ok((ev, claim)) => {
-                let name = ev.name();
+            Ok((ev, plays)) => {
                 self.slot.install_unwatched(ev);
-                self.message(&format!(
-                    "model: the embedded default {name}, for {claim} (the classical evaluator elsewhere)"
-                ));
+                self.message(&format!("model: the embedded defaults: {plays} (the classical evaluator elsewhere)"));
             }
             Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
         }

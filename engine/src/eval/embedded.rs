@@ -1,7 +1,21 @@
-//! The network compiled into the engine: `models/default.onnx` at the repository root, the
-//! trained default that `pbrain-fivezero` plays without `--model` (in the games whose rule and
-//! board size its metadata claims). `models/README.md` says which command made it. Only with the
-//! `onnx` feature: without ONNX Runtime nothing could run it.
+//! The networks compiled into the engine: `models/default*.onnx` at the repository root, the
+//! trained defaults that `pbrain-fivezero` plays without `--model`, one per rule, each in the
+//! games whose rule and board size its metadata claims. `models/README.md` says which command
+//! made each. Only with the `onnx` feature: without ONNX Runtime nothing could run them.
 
-/// The ONNX bytes of the default network.
-pub const DEFAULT_MODEL: &[u8] = include_bytes!("../../../models/default.onnx");
+/// (file, ONNX bytes) of each default network, in the order the engine asks them whether they
+/// play a game.
+pub const DEFAULT_MODELS: &[(&str, &[u8])] = &[
+    (
+        "models/default.onnx",
+        include_bytes!("../../../models/default.onnx"),
+    ),
+    (
+        "models/default-standard.onnx",
+        include_bytes!("../../../models/default-standard.onnx"),
+    ),
+    (
+        "models/default-renju.onnx",
+        include_bytes!("../../../models/default-renju.onnx"),
+    ),
+];

@@ -9,6 +9,8 @@
 //!   `NetEvaluator`, the one evaluator over any backend (encode, forward, legal mask).
 //! - `onnx` — ONNX Runtime; the only module that names an inference runtime.
 //! - `onnx_evaluator` — the ONNX Runtime backend (a pool of sessions) and `OnnxEvaluator`.
+//! - `by_claim` — `ByClaim`: several networks as one evaluator, each playing the games it claims
+//!   (the embedded defaults, one per rule).
 //! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
 //!
 //! `onnx` and `onnx_evaluator` exist only with the `onnx` cargo feature (on by default); without
@@ -17,6 +19,7 @@
 //! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
 //! softmax every network evaluator ends with.
 
+pub mod by_claim;
 pub mod cache;
 pub mod classical;
 #[cfg(feature = "onnx")]

@@ -42,24 +42,38 @@ pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
     })
 }
 
-/// The network compiled into the engine (`embedded::DEFAULT_MODEL`), loaded and probed like a
-/// file; also returns what it claims (its rules and board sizes).
+/// The networks compiled into the engine (`embedded::DEFAULT_MODELS`), each loaded and probed
+/// like a file, as one evaluator that gives every game to the network claiming it; also returns
+/// what each plays ("onnx:... for freestyle on 15x15, 20x20; onnx:... for renju on 15x15").
 #[cfg(feature = "onnx")]
 pub fn load_embedded(config: OnnxEvaluatorConfig) -> Result<(Arc<dyn Evaluator>, String), String> {
-    let ev = OnnxEvaluator::from_bytes(super::embedded::DEFAULT_MODEL, config)
-        .map_err(|e| format!("the embedded default network: {e}"))?;
-    probe(&ev)?;
-    let claim = ev.meta().claim();
-    Ok((Arc::new(ev), claim))
+    use super::by_claim::{ByClaim, Member};
+    let mut members = Vec::new();
+    for (file, bytes) in super::embedded::DEFAULT_MODELS {
+        let ev = OnnxEvaluator::from_bytes(bytes, config)
+            .map_err(|e| format!("the embedded {file}: {e}"))?;
+        probe(&ev).map_err(|e| format!("the embedded {file}: {e}"))?;
+        let claim = ev.meta().claim();
+        members.push(Member {
+            evaluator: Arc::new(ev),
+            claim,
+        });
+    }
+    let set = ByClaim::new(members);
+    let described = set.describe();
+    Ok((Arc::new(set), described))
 }
 
 /// One forward pass on a small opening inside the model's supported board range.
 #[cfg(feature = "onnx")]
 fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
     let side = 15.clamp(ev.meta().min_board, ev.meta().max_board);
-    let mut board = Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
+    let mut board =
+        Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
     let centre = Pos::new(side / 2, side / 2);
-    board.play(centre).map_err(|e| format!("probe board: {e}"))?;
+    board
+        .play(centre)
+        .map_err(|e| format!("probe board: {e}"))?;
     let mut out = Vec::new();
     ev.evaluate(&[&board], &mut out);
     if let Some(e) = ev.take_error() {

@@ -370,3 +370,35 @@ fn int8_export_runs_close_to_the_fp32_reference() {
     let garbage = engine::net::quant::quantize_model_bytes(b"not onnx", &calibration, h, wd).unwrap_err();
     assert!(garbage.to_string().contains("not an ONNX model"), "{garbage}");
 }
+
+/// The embedded defaults: every rule they claim goes to its own network (the values differ), a
+/// game none claims is refused, and the networks share one cache, so the memory the engine sets
+/// aside for one cache holds when a session plays several rules.
+#[test]
+fn embedded_defaults_play_their_rules_through_one_cache() {
+    runtime();
+    let config = OnnxEvaluatorConfig { cache_entries: 64, ..OnnxEvaluatorConfig::default() };
+    let (set, plays) = engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
+    for rule in ["freestyle on 15x15, 20x20", "standard on 15x15", "renju on 15x15"] {
+        assert!(plays.contains(rule), "{plays}");
+    }
+    let position = |rule| {
+        let mut b = Board::new(15, 15, rule).unwrap();
+        for (x, y) in [(7, 7), (8, 7), (7, 8), (8, 8)] {
+            b.play(engine::game::Pos::new(x, y)).unwrap();
+        }
+        b
+    };
+    let mut values = Vec::new();
+    for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju] {
+        let b = position(rule);
+        assert!(set.refuses(&b).is_none(), "{rule}");
+        let mut out = Vec::new();
+        set.evaluate(&[&b], &mut out);
+        set.evaluate(&[&b], &mut out);
+        values.push(out[0].value);
+    }
+    assert_eq!(set.cache_stats(), Some((6, 3)), "one cache: 3 rules x (a miss, then a hit)");
+    assert!(values[0] != values[1] && values[1] != values[2], "one network per rule: {values:?}");
+    assert!(set.refuses(&position(Rule::Caro)).is_some());
+}

@@ -10,7 +10,7 @@
 //!
 //! Depends on `features`, `masked_softmax_planes` and `game`; names no inference runtime.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::cache::{self, EvalCache};
@@ -89,7 +89,7 @@ pub struct NetEvaluator<B: ?Sized> {
     last_error: Mutex<Option<String>>,
     /// Answers for recent positions (`with_cache`); none by default, since a backend whose
     /// weights change in place (the trainer's) must not be cached.
-    cache: Option<EvalCache>,
+    cache: Option<Arc<EvalCache>>,
     // Last, so `&NetEvaluator<SomeBackend>` coerces to `&NetEvaluator<dyn Backend>`.
     backend: B,
 }
@@ -115,8 +115,15 @@ impl<B: Backend> NetEvaluator<B> {
 
     /// The same evaluator, remembering the last `entries` or so positions (0: none). Only for
     /// fixed weights.
-    pub fn with_cache(mut self, entries: usize) -> NetEvaluator<B> {
-        self.cache = (entries > 0).then(|| EvalCache::new(entries));
+    pub fn with_cache(self, entries: usize) -> NetEvaluator<B> {
+        self.with_shared_cache((entries > 0).then(|| Arc::new(EvalCache::new(entries))))
+    }
+
+    /// The same evaluator answering from `cache` (None: no cache), which other evaluators may
+    /// share: only where no position's key can reach two of them with different weights (the
+    /// embedded defaults: a key holds the position's rule, and the rule picks the network).
+    pub fn with_shared_cache(mut self, cache: Option<Arc<EvalCache>>) -> NetEvaluator<B> {
+        self.cache = cache;
         self
     }
 }
@@ -289,7 +296,7 @@ impl<B: Backend + ?Sized> Evaluator for NetEvaluator<B> {
     }
 
     fn cache_stats(&self) -> Option<(u64, u64)> {
-        self.cache.as_ref().map(EvalCache::stats)
+        self.cache.as_ref().map(|c| c.stats())
     }
 }
 

@@ -48,11 +48,22 @@ pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
 #[cfg(feature = "onnx")]
 pub fn load_embedded(config: OnnxEvaluatorConfig) -> Result<(Arc<dyn Evaluator>, String), String> {
     use super::by_claim::{ByClaim, Member};
+    // One cache for all of them, so the memory the engine sets aside for one holds whatever
+    // rules a session plays: a position's key holds its rule, and the rule picks the network.
+    let cache = (config.cache_entries > 0)
+        .then(|| Arc::new(super::cache::EvalCache::new(config.cache_entries)));
+    let uncached = OnnxEvaluatorConfig {
+        cache_entries: 0,
+        ..config
+    };
     let mut members = Vec::new();
     for (file, bytes) in super::embedded::DEFAULT_MODELS {
-        let ev = OnnxEvaluator::from_bytes(bytes, config)
+        let ev = OnnxEvaluator::from_bytes(bytes, uncached)
             .map_err(|e| format!("the embedded {file}: {e}"))?;
+        // Probed before the cache joins: the probe position is the same for every network, and
+        // a cached answer would spare the later ones their forward.
         probe(&ev).map_err(|e| format!("the embedded {file}: {e}"))?;
+        let ev = ev.with_shared_cache(cache.clone());
         let claim = ev.meta().claim();
         members.push(Member {
             evaluator: Arc::new(ev),

@@ -305,12 +305,16 @@ impl Engine {
         self.evaluator_for_game().0
     }
 
-    /// The evaluator for the current game, and why the live network sits it out (if it does).
+    /// The evaluator for the current game (of a set of networks, the one claiming it), and why
+    /// the live network sits it out (if it does).
     fn evaluator_for_game(&self) -> (Arc<dyn Evaluator>, Option<String>) {
         let live = self.slot.current();
-        match self.board.as_ref().and_then(|b| live.refuses(b)) {
+        let Some(board) = self.board.as_ref() else {
+            return (live, None);
+        };
+        match live.refuses(board) {
             Some(why) => (self.slot.fallback().clone(), Some(why)),
-            None => (live, None),
+            None => (live.member_for(board).unwrap_or(live), None),
         }
     }
     pub fn set_threads(&mut self, threads: usize) {

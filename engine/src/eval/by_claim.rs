@@ -29,7 +29,7 @@ impl ByClaim {
     }
 
     /// The member that plays `board`'s game: the first that does not refuse it.
-    fn member_for(&self, board: &Board) -> Option<&Member> {
+    fn claiming(&self, board: &Board) -> Option<&Member> {
         self.members
             .iter()
             .find(|m| m.evaluator.refuses(board).is_none())
@@ -60,7 +60,7 @@ impl Evaluator for ByClaim {
             out.clear();
             return;
         };
-        let member = self.member_for(first).unwrap_or(&self.members[0]);
+        let member = self.claiming(first).unwrap_or(&self.members[0]);
         member.evaluator.evaluate(boards, out);
     }
 
@@ -80,8 +80,12 @@ impl Evaluator for ByClaim {
         })
     }
 
+    fn member_for(&self, board: &Board) -> Option<Arc<dyn Evaluator>> {
+        self.claiming(board).map(|m| m.evaluator.clone())
+    }
+
     fn refuses(&self, board: &Board) -> Option<String> {
-        if self.member_for(board).is_some() {
+        if self.claiming(board).is_some() {
             return None;
         }
         let claims: Vec<&str> = self.members.iter().map(|m| m.claim.as_str()).collect();
@@ -159,6 +163,8 @@ mod tests {
         set.evaluate(&[&renju], &mut out);
         assert_eq!(out[0].value, -0.5);
         assert!(set.refuses(&free).is_none() && set.refuses(&renju).is_none());
+        assert_eq!(set.member_for(&renju).map(|m| m.model_id()), Some(2));
+        assert!(set.member_for(&board(Rule::Standard)).is_none());
         set.evaluate(&[], &mut out);
         assert!(out.is_empty());
     }

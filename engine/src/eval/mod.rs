@@ -71,6 +71,13 @@ pub trait Evaluator: Send + Sync {
         None
     }
 
+    /// The evaluator that plays `board`'s game when this one is a set of networks
+    /// (`by_claim::ByClaim`: the member claiming it); None for a single evaluator, which plays
+    /// it itself. The brain searches with the member, so a reply names the network that played.
+    fn member_for(&self, _board: &Board) -> Option<std::sync::Arc<dyn Evaluator>> {
+        None
+    }
+
     /// (lookups, hits) of the evaluator's cache of recent positions, when it has one.
     fn cache_stats(&self) -> Option<(u64, u64)> {
         None

@@ -21,7 +21,7 @@ ship-runtime:
 	@cp -f third_party/onnxruntime/libonnxruntime.so.* $(RELEASE_DIR)/ && \
 	  ln -sf $$(basename third_party/onnxruntime/libonnxruntime.so.*) $(RELEASE_DIR)/libonnxruntime.so
 
-## run: the engine on its embedded default network (models/default.onnx; the classical evaluator in
+## run: the engine on its embedded default networks (models/default*.onnx; the classical evaluator in
 ## games the network does not claim), speaking Gomocup on stdin/stdout.
 ## Builds only the engine (no libtorch needed); fetches the ONNX Runtime the network runs on.
 run: third_party/.runtime-ok

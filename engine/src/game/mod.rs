@@ -16,3 +16,4 @@ pub use board::{Board, Cell, GameError};
 pub use pattern::{CellThreats, Pattern};
 pub use pos::{Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, Pos, Rule};
 pub use zobrist::mix64;
+pub(crate) use pos::CELLS;

@@ -8,6 +8,7 @@
 
 use super::threat::{five_on_board, legal_for};
 use super::verify::{Check, Strategy, verify_shifted};
+use super::vct::VctTables;
 use super::{Limits, Proof, Sliced, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
@@ -74,6 +75,8 @@ pub(crate) fn judge(
     // defences often lose to the same attack.
     let mut pending: Vec<Pending> = survivors.into_iter().map(|m| Pending { m, search: Sliced::new(opp, kind), replayed: 0 }).collect();
     let mut wins: Vec<(u64, Strategy)> = Vec::new();
+    // One set of VCT tables for all: the lines after one defence transpose into another's.
+    let mut tables = VctTables::default();
     for round in 0.. {
         if pending.is_empty() || !lim.check_now() {
             break;
@@ -96,7 +99,10 @@ pub(crate) fn judge(
                 out.loses.push(p.m);
                 continue;
             } else {
-                p.search.resume(b, lim, (1, spread * (n - i as u64)), stats)
+                p.search.swap_tables(&mut tables);
+                let verdict = p.search.resume(b, lim, (1, spread * (n - i as u64)), stats);
+                p.search.swap_tables(&mut tables);
+                verdict
             };
             b.undo();
             match verdict {

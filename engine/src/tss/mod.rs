@@ -486,7 +486,7 @@ fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Lim
         vct::VctResult::NoWin => Some(Solve::NoWin),
         vct::VctResult::Win => {
             let rejected = stats.rejected;
-            match checked_proof(b, a, WinKind::Vct, search.strategy.clone(), lim, stats) {
+            match checked_proof(b, a, WinKind::Vct, search.tables.strategy.clone(), lim, stats) {
                 Solve::Unknown if stats.rejected == rejected => None,
                 verdict => Some(verdict),
             }
@@ -546,6 +546,13 @@ impl Sliced {
     pub(crate) fn new(attacker: Color, kind: WinKind) -> Sliced {
         let vct = (kind == WinKind::Vct).then(|| vct::VctSearch::new(attacker));
         Sliced { attacker, kind, vct, verdict: None }
+    }
+
+    /// Trades this search's tables for `tables` (a VCF has none): see `vct::VctTables`.
+    pub(crate) fn swap_tables(&mut self, tables: &mut vct::VctTables) {
+        if let Some(search) = &mut self.vct {
+            std::mem::swap(&mut search.tables, tables);
+        }
     }
 
     /// Searches on from `b` (the same position every call) within `share` of what `lim` has

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::threat::{distance, first_five_point, five_points, five_points_near, four_replies, legal_for};
+use super::threat::{distance, first_five_point, five_points, five_points_near, four_replies, legal_for_mut};
 use super::{Limits, Strategy};
 use crate::game::{Board, Color, Pattern, Pos, Rule};
 
@@ -148,18 +148,22 @@ impl<'l> VcfSearch<'l> {
 
     /// Four-making moves, best first: winning fours, fours that also build threes, then those
     /// near the last stones. Ties break by point so the order is total and reproducible.
-    fn candidates(&self, b: &Board, dfives: &[Pos], last: Pos) -> Vec<(i32, Pos)> {
+    fn candidates(&self, b: &mut Board, dfives: &[Pos], last: Pos) -> Vec<(i32, Pos)> {
         let a = self.a;
         let anchor = b.history().iter().rev().find(|&&(_, c)| c == a).map(|&(p, _)| p);
         let mut out = Vec::new();
         let only = (dfives.len() == 1 && b.rule() != Rule::Caro).then(|| dfives[0]);
-        let mut consider = |p: Pos| {
+        let points: Vec<Pos> = match only {
+            Some(p) => vec![p],
+            None => b.points_making(a, Pattern::Block4).collect(),
+        };
+        for p in points {
             if !b.is_empty(p) {
-                return;
+                continue;
             }
             let t = b.threats(p, a);
-            if t.fours() == 0 || !legal_for(b, p, a) {
-                return;
+            if t.fours() == 0 || !legal_for_mut(b, p, a) {
+                continue;
             }
             let mut score = 0i32;
             if t.unstoppable_four() {
@@ -178,10 +182,6 @@ impl<'l> VcfSearch<'l> {
                 score -= 8 * distance(p, near).min(8) as i32;
             }
             out.push((score, p));
-        };
-        match only {
-            Some(p) => consider(p),
-            None => b.points_making(a, Pattern::Block4).for_each(&mut consider),
         }
         out.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
         out

@@ -1,18 +1,19 @@
 //! VCT (victory by continuous threats): the attacker plays fours and threes (any move after which
 //! it holds a winning four), the defender answers with every move that stops the threat, counter
 //! fours included. Best-first proof-number search over an explicit tree, with a table of solved
-//! positions (zobrist hash -> proven / disproven) shared across transpositions.
+//! positions (zobrist hash -> proven / disproven) shared across transpositions, and across
+//! searches when the caller passes the tables on (`VctTables`).
 //!
 //! Depends on `game`, the threat vocabulary and `vcf`'s hashing helpers; not on the verifier.
 
 use std::collections::HashMap;
 
 use super::threat::{
-    first_five_point, five_points, four_replies, is_winning_four, legal_for, line_cells, winning_fours,
+    first_five_point, five_points, four_replies, is_winning_four, legal_for_mut, line_cells, winning_fours,
 };
 use super::vcf::{self, ZobristHasher, ZobristSet};
 use super::{Limits, Strategy};
-use crate::game::{Board, Color, Pattern, Pos, Rule};
+use crate::game::{Board, CELLS, Color, Pattern, Pos, Rule};
 
 const INF: u32 = u32::MAX / 4;
 /// Tree size cap (24 bytes a node): bounds memory whatever the node budget says.
@@ -40,19 +41,28 @@ enum Expansion {
 /// an AND node): enough for the VCFs that matter, small against a VCT node's own cost.
 const VCF_PROBE_NODES: u64 = 400;
 
+/// What a VCT learns about positions, whatever the root it started from: a position's verdict
+/// belongs to its stones alone, so searches for the same attacker from neighbouring roots (the
+/// defences `defend::judge` weighs: one defence's lines transpose into another's) can pass one
+/// set of tables between them.
+#[derive(Default)]
+pub(crate) struct VctTables {
+    solved: HashMap<u64, bool, std::hash::BuildHasherDefault<ZobristHasher>>,
+    /// Winning attacker move per proven position (attacker to move).
+    pub(crate) strategy: Strategy,
+    /// Positions refuted by the VCF probes, per probing colour: the probes of sibling and
+    /// transposed nodes meet the same lines again.
+    vcf_refuted: [ZobristSet; 2],
+}
+
 pub(crate) struct VctSearch {
     a: Color,
     /// The budget of the `run` in progress (swapped in and out by it).
     lim: Limits,
     nodes: Vec<Node>,
-    solved: HashMap<u64, bool, std::hash::BuildHasherDefault<ZobristHasher>>,
-    /// Winning attacker move per proven position (attacker to move).
-    pub(crate) strategy: Strategy,
+    pub(crate) tables: VctTables,
     /// Attacker moves along one line at most; keeps a runaway branch from eating the budget.
     max_depth: usize,
-    /// Positions refuted by the VCF probes, per probing colour: the probes of sibling and
-    /// transposed nodes meet the same lines again.
-    vcf_refuted: [ZobristSet; 2],
 }
 
 pub(crate) enum VctResult {
@@ -67,10 +77,8 @@ impl VctSearch {
             a,
             lim: Limits::new(super::Budget::nodes(0)),
             nodes: Vec::new(),
-            solved: HashMap::default(),
-            strategy: Strategy::new(),
+            tables: VctTables::default(),
             max_depth: 40,
-            vcf_refuted: Default::default(),
         }
     }
 
@@ -144,7 +152,7 @@ impl VctSearch {
                     let first = self.nodes.len() as u32;
                     let colour = if or { self.a } else { self.a.opp() };
                     for (m, pn) in moves {
-                        let (pn, dn) = match self.solved.get(&b.hash_after(m, colour)) {
+                        let (pn, dn) = match self.tables.solved.get(&b.hash_after(m, colour)) {
                             Some(true) => (0, INF),
                             Some(false) => (INF, 0),
                             None => (pn, 1),
@@ -209,7 +217,7 @@ impl VctSearch {
             };
             if or && pn == 0 {
                 if let Some(k) = kids.iter().find(|k| k.pn == 0) {
-                    self.strategy.insert(b.hash(), k.mv);
+                    self.tables.strategy.insert(b.hash(), k.mv);
                 }
             }
             self.nodes[i].pn = pn;
@@ -217,9 +225,9 @@ impl VctSearch {
         }
         let node = self.nodes[i];
         if node.pn == 0 {
-            self.solved.insert(b.hash(), true);
+            self.tables.solved.insert(b.hash(), true);
         } else if node.dn == 0 {
-            self.solved.insert(b.hash(), false);
+            self.tables.solved.insert(b.hash(), false);
         }
     }
 
@@ -227,11 +235,11 @@ impl VctSearch {
     /// does not or the probe ran out.
     fn vcf_probe(&mut self, b: &mut Board, attacker: Color) -> Option<Strategy> {
         let mut probe = self.lim.capped(VCF_PROBE_NODES);
-        let refuted = std::mem::take(&mut self.vcf_refuted[attacker.index()]);
+        let refuted = std::mem::take(&mut self.tables.vcf_refuted[attacker.index()]);
         let mut s = vcf::VcfSearch::with_refuted(attacker, &mut probe, refuted);
         let win = s.root(b) == vcf::Res::Win;
         let strategy = std::mem::take(&mut s.strategy);
-        self.vcf_refuted[attacker.index()] = s.into_refuted();
+        self.tables.vcf_refuted[attacker.index()] = s.into_refuted();
         self.lim.absorb(&probe);
         win.then_some(strategy)
     }
@@ -247,7 +255,7 @@ impl VctSearch {
         if !dfives.is_empty() {
             let stops: Vec<Pos> = if b.rule() != Rule::Caro {
                 match dfives.as_slice() {
-                    [f] if legal_for(b, *f, a) => vec![*f],
+                    [f] if legal_for_mut(b, *f, a) => vec![*f],
                     _ => Vec::new(),
                 }
             } else {
@@ -260,7 +268,7 @@ impl VctSearch {
                 cands
                     .into_iter()
                     .filter(|&m| {
-                        legal_for(b, m, a) && {
+                        legal_for_mut(b, m, a) && {
                             b.place_unchecked(m, a);
                             let ok = first_five_point(b, d).is_none();
                             b.undo();
@@ -280,14 +288,15 @@ impl VctSearch {
             return Expansion::Proven;
         }
         if let Some(strategy) = self.vcf_probe(b, a) {
-            self.strategy.extend(strategy);
+            self.tables.strategy.extend(strategy);
             return Expansion::Proven;
         }
         let mut scored: Vec<(i32, Pos, u32)> = Vec::new();
         // Renju white may also threaten a four whose block black cannot play (from a blocked three).
         let white_trick = b.rule() == Rule::Renju && a == Color::White;
         let weakest = if white_trick { Pattern::Block3 } else { Pattern::Flex3 };
-        for p in b.points_making(a, weakest) {
+        let points: Vec<Pos> = b.points_making(a, weakest).collect();
+        for p in points {
             let t = b.threats(p, a);
             let fours = t.fours();
             let threes = t.count(Pattern::Flex3);
@@ -295,7 +304,7 @@ impl VctSearch {
             if fours == 0 && threes == 0 && !white_trick {
                 continue;
             }
-            if !legal_for(b, p, a) {
+            if !legal_for_mut(b, p, a) {
                 continue;
             }
             let mut score = i32::from(fours) * 100 + threes as i32 * 120;
@@ -343,6 +352,7 @@ impl VctSearch {
         // Moves that could touch a threat: every point of their lines, plus counter-fours; renju
         // white's forbidden-block threats depend on black's whole neighbourhood, so try everything.
         let whole_board = b.rule() == Rule::Renju && a == Color::White;
+        let counter_fours: Vec<Pos> = b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0).collect();
         let mut cands = Vec::new();
         if whole_board {
             cands.extend(b.points().filter(|&p| b.is_empty(p)));
@@ -350,9 +360,25 @@ impl VctSearch {
             for &w in &threats {
                 line_cells(b, w, &mut cands);
             }
-            cands.extend(b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0));
+            cands.extend(&counter_fours);
             cands.sort_unstable();
             cands.dedup();
+        }
+        // A straight or double four wins whatever stands off its lines (its five-points are its
+        // own): a move off the lines of any such threat stops nothing unless it makes a four. This
+        // keeps renju white's whole-board list to the few points that matter.
+        let robust: Vec<Pos> = threats.iter().copied().filter(|&p| b.threats(p, a).unstoppable_four()).collect();
+        if !robust.is_empty() {
+            let mut on_lines = vec![0u8; CELLS];
+            let mut cells = Vec::new();
+            for &p in &robust {
+                cells.clear();
+                line_cells(b, p, &mut cells);
+                for q in &cells {
+                    on_lines[q.index()] += 1;
+                }
+            }
+            cands.retain(|m| on_lines[m.index()] as usize == robust.len() || counter_fours.contains(m));
         }
         // Attacker cells that may still be (or become) winning fours after a defender stone.
         // The threats standing now come first: a move that stops nothing fails on the first one.
@@ -360,7 +386,7 @@ impl VctSearch {
         four_cells.extend(b.points_making(a, Pattern::Block4).filter(|&p| b.threats(p, a).fours() > 0 && !threats.contains(&p)));
         let mut defences = Vec::new();
         for m in cands {
-            if !legal_for(b, m, d) {
+            if !legal_for_mut(b, m, d) {
                 continue;
             }
             let counter_four = b.threats(m, d).fours() > 0;

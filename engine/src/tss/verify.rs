@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::threat::{first_five_point, five_points, legal_for, winning_fours};
+use super::threat::{first_five_point, five_points, legal_for, legal_for_mut, winning_fours};
 use crate::game::{Board, Color, Pos, Rule};
 
 /// Attacker moves keyed by zobrist hash of the position (attacker to move) they are played from.
@@ -107,7 +107,7 @@ impl Checker<'_> {
             },
             None => return Some(false),
         };
-        if !legal_for(b, mv, a) {
+        if !legal_for_mut(b, mv, a) {
             return Some(false);
         }
         b.place_unchecked(mv, a);
@@ -128,11 +128,13 @@ impl Checker<'_> {
         let replies: Vec<Pos> = if b.rule() != Rule::Caro && !fives.is_empty() {
             // Every other reply leaves a five-point for the attacker to complete next move.
             match fives.as_slice() {
-                [f] if legal_for(b, *f, d) => vec![*f],
+                [f] if legal_for_mut(b, *f, d) => vec![*f],
                 _ => return Some(true),
             }
         } else {
-            b.points().filter(|&m| legal_for(b, m, d)).collect()
+            let mut moves: Vec<Pos> = b.points().collect();
+            moves.retain(|&m| legal_for_mut(b, m, d));
+            moves
         };
         if replies.is_empty() {
             // The defender cannot move at all: with no five on the board the game is drawn.

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use engine::game::{Board, Color, Pos, Rule};
 use engine::tss::{
-    Budget, Judged, RootTactics, Solve, Threat, analyse, analyse_root, defences, solve_vcf, solve_vct, vcf, vct, verify_strategy,
+    Budget, Judged, Memory, RootTactics, Solve, Threat, analyse, analyse_root, analyse_with, defences, solve_vcf, solve_vct,
+    suite, vcf, vct, verify_strategy,
 };
 
 /// Nodes a VCF may spend proving a quiet position has none (it spends far fewer today).
@@ -273,4 +274,52 @@ fn win_that_starts_by_blocking_a_four_is_found() {
         RootTactics::ForcedWin { line, .. } => assert_eq!(Some(line[0]), opp_four, "the win starts with the block"),
         other => panic!("expected a forced win, got {other:?}"),
     }
+}
+
+/// What one move's analysis proved is kept for the next: two plies down the winning line the win
+/// is found again from the memory for a fraction of a fresh search's nodes, and verified like any
+/// other. The memory forgets what it learnt when the rule changes.
+#[test]
+fn memory_carries_a_proven_win_to_the_next_move() {
+    let text = include_str!("fixtures/tactics/generated.txt");
+    let pos = suite::parse(text).unwrap().into_iter().find(|p| p.name == "gen-freestyle-vct-7").unwrap();
+    let budget = || Budget::nodes(2_000_000);
+    let mut memory = Memory::default();
+    let first = analyse_with(&pos.board, pos.to_move, budget(), &mut memory);
+    let RootTactics::ForcedWin { line, .. } = &first.tactics else {
+        panic!("the suite's 19-ply VCT is not found: {:?}", first.tactics)
+    };
+    assert!(memory.entries() > 0);
+
+    let mut b = pos.board.clone();
+    b.play(line[0]).unwrap();
+    b.play(line[1]).unwrap();
+    let fresh = analyse(&b, pos.to_move, budget());
+    let again = analyse_with(&b, pos.to_move, budget(), &mut memory);
+    assert!(matches!(fresh.tactics, RootTactics::ForcedWin { .. }), "{:?}", fresh.tactics);
+    let RootTactics::ForcedWin { line: again_line, .. } = &again.tactics else {
+        panic!("the win two plies on is lost with the memory: {:?}", again.tactics)
+    };
+    assert_eq!(again_line[0], line[2], "the memory's win goes on with the line it proved");
+    let proof = again.proof.as_ref().unwrap();
+    assert!(verify_strategy(&mut b.clone(), pos.to_move, &proof.strategy));
+    eprintln!("two plies on: {} nodes from the memory, {} fresh", again.stats.nodes, fresh.stats.nodes);
+    assert!(
+        again.stats.nodes * 10 < fresh.stats.nodes,
+        "from the memory {} nodes, fresh {}",
+        again.stats.nodes,
+        fresh.stats.nodes
+    );
+
+    // The same stones under renju: what freestyle proved does not carry over.
+    let mut renju = Board::new(15, 15, Rule::Renju).unwrap();
+    for &(p, c) in b.history() {
+        renju.place(p, c).unwrap();
+    }
+    let mut empty = Memory::default();
+    let alone = analyse_with(&renju, pos.to_move, budget(), &mut empty);
+    let after_freestyle = analyse_with(&renju, pos.to_move, budget(), &mut memory);
+    assert_eq!(after_freestyle.tactics, alone.tactics);
+    assert_eq!(after_freestyle.stats.nodes, alone.stats.nodes);
+    assert_eq!(memory.entries(), empty.entries());
 }

@@ -197,6 +197,8 @@ pub struct Engine {
     slot: Arc<ModelSlot>,
     /// The MCTS tree, kept between moves of a game for reuse.
     mcts: Option<Search>,
+    /// What the root threat searches have proven so far this game, kept for the next moves.
+    tss_memory: tss::Memory,
     _watch: Option<WatchHandle>,
     /// Playouts one search may add (None = only time and memory limit it).
     max_visits: Option<u64>,
@@ -221,6 +223,7 @@ impl Engine {
             on_message: Arc::new(|_| {}),
             slot: ModelSlot::new(Arc::new(ClassicalEvaluator)),
             mcts: None,
+            tss_memory: tss::Memory::default(),
             _watch: None,
             max_visits: None,
             progress: None,
@@ -362,6 +365,7 @@ impl Engine {
         self.size = (width, height);
         self.board = Some(board);
         self.mcts = None;
+        self.tss_memory.clear();
         // A new game says again which evaluator sits it out.
         self.refusal_said = None;
         Ok(())
@@ -499,7 +503,7 @@ impl Engine {
                 None => tss::Budget::time(budget.soft / 4),
             }
             .with_stop(stop.clone());
-            match tss::analyse_root(board, tss_budget) {
+            match tss::analyse_with(board, board.side_to_move(), tss_budget, &mut self.tss_memory).tactics {
                 RootTactics::WinNow(p) => return Ok(proven_win(started, vec![p])),
                 RootTactics::ForcedWin { line, kind } => {
                     let kind = match kind {

@@ -36,7 +36,9 @@ impl Judged {
 
 /// Judges every legal move of `side` (moving next) against `proof`, the opponent's verified
 /// win: the proof replayed after the move first (cheap, settles most moves as lost), then a fresh
-/// search of `kind` (a VCT also covers every VCF) for the rest, in rounds of growing slices.
+/// search of `kind` (a VCT also covers every VCF) for the rest, in rounds of growing slices. The
+/// VCT searches share `tables` (the opponent's, as attacker): the lines after one defence
+/// transpose into another's.
 pub(crate) fn judge(
     b: &mut Board,
     side: Color,
@@ -44,6 +46,7 @@ pub(crate) fn judge(
     kind: WinKind,
     lim: &mut Limits,
     stats: &mut Stats,
+    tables: &mut VctTables,
 ) -> Judged {
     let opp = side.opp();
     let before = b.hash();
@@ -75,8 +78,6 @@ pub(crate) fn judge(
     // defences often lose to the same attack.
     let mut pending: Vec<Pending> = survivors.into_iter().map(|m| Pending { m, search: Sliced::new(opp, kind), replayed: 0 }).collect();
     let mut wins: Vec<(u64, Strategy)> = Vec::new();
-    // One set of VCT tables for all: the lines after one defence transpose into another's.
-    let mut tables = VctTables::default();
     for round in 0.. {
         if pending.is_empty() || !lim.check_now() {
             break;
@@ -99,10 +100,7 @@ pub(crate) fn judge(
                 out.loses.push(p.m);
                 continue;
             } else {
-                p.search.swap_tables(&mut tables);
-                let verdict = p.search.resume(b, lim, (1, spread * (n - i as u64)), stats);
-                p.search.swap_tables(&mut tables);
-                verdict
+                p.search.resume_sharing(tables, b, lim, (1, spread * (n - i as u64)), stats)
             };
             b.undo();
             match verdict {
@@ -186,6 +184,6 @@ pub fn defences(board: &Board, side: Color, budget: super::Budget) -> Defences {
     let Some(proof) = found else {
         return answer(Threat::Unknown, Judged::default());
     };
-    let moves = judge(&mut b, side, &proof, WinKind::Vct, &mut lim, &mut stats);
+    let moves = judge(&mut b, side, &proof, WinKind::Vct, &mut lim, &mut stats, &mut VctTables::default());
     answer(Threat::Win(proof.kind), moves)
 }

@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::game::{Board, Color, Pattern, Pos};
+use crate::game::{Board, Color, Pattern, Pos, Rule};
 use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
 pub use defend::{Defences, Judged, Threat, defences};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
@@ -267,6 +267,54 @@ pub fn analyse_root(board: &Board, budget: Budget) -> RootTactics {
     analyse(board, board.side_to_move(), budget).tactics
 }
 
+/// What the threat searches of one game have learnt, kept for the analyses of its later moves: the
+/// VCT tables (solved positions, winning moves, VCF refutations) of each attacker colour. A
+/// position's verdict belongs to its stones and its mover, so what one move proved still holds
+/// two plies later, where the game has usually walked into the same lines: a win found last move
+/// is found again at once instead of searched anew. Any position of any game may be looked up in
+/// it, as long as the rule and the board size stay those it was learnt on (it forgets everything
+/// when they change); a new game may clear it to free the memory.
+#[derive(Default)]
+pub struct Memory {
+    vct: [vct::VctTables; 2],
+    /// The rule and board size (width, height) the tables were learnt on.
+    learnt_on: Option<(Rule, usize, usize)>,
+}
+
+impl Memory {
+    /// Entries kept between moves, all tables together (about 10 MB): an analysis that leaves
+    /// more clears the memory, so that the tree search after it has the memory the engine set
+    /// aside for it (a long analysis may learn millions of positions while it runs, as before).
+    pub const MAX_ENTRIES: usize = 1 << 18;
+
+    /// Entries held, all tables together.
+    pub fn entries(&self) -> usize {
+        self.vct.iter().map(vct::VctTables::len).sum()
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        *self = Memory::default();
+    }
+}
+
+/// `analyse` with `memory`, the same game's earlier analyses: searched positions are looked up
+/// there and what this analysis learns is added (and all of it dropped when that makes more than
+/// `Memory::MAX_ENTRIES`). The verdict is the same kind of verdict; proofs found through the
+/// memory are verified like any other.
+pub fn analyse_with(board: &Board, side: Color, budget: Budget, memory: &mut Memory) -> Analysis {
+    let game = Some((board.rule(), board.width(), board.height()));
+    if memory.learnt_on != game {
+        memory.clear();
+        memory.learnt_on = game;
+    }
+    let analysis = analyse_in(board, side, budget, memory);
+    if memory.entries() > Memory::MAX_ENTRIES {
+        memory.clear();
+    }
+    analysis
+}
+
 /// `analyse`'s full answer: the verdict, the work done, and the proof behind a `ForcedWin`.
 #[derive(Debug, Clone)]
 pub struct Analysis {
@@ -280,6 +328,10 @@ pub struct Analysis {
 /// VCF, then the opponent's VCT (short); our VCT; and when the opponent has a win, the defences
 /// against it with whatever is left. See `analyse_inner` for the shares.
 pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
+    analyse_in(board, side, budget, &mut Memory::default())
+}
+
+fn analyse_in(board: &Board, side: Color, budget: Budget, memory: &mut Memory) -> Analysis {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
     let mut proof = None;
@@ -297,7 +349,7 @@ pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     if let Some(p) = first_five_point(&b, side) {
         return done(RootTactics::WinNow(p), stats, proof);
     }
-    let tactics = analyse_inner(&mut b, side, &mut lim, &mut stats, &mut proof);
+    let tactics = analyse_inner(&mut b, side, &mut lim, &mut stats, &mut proof, memory);
     stats.nodes = lim.used;
     done(tactics, stats, proof)
 }
@@ -313,8 +365,11 @@ fn analyse_inner(
     lim: &mut Limits,
     stats: &mut Stats,
     proof: &mut Option<Proof>,
+    memory: &mut Memory,
 ) -> RootTactics {
     let opp = side.opp();
+    let [black, white] = &mut memory.vct;
+    let (our_tables, their_tables) = if side == Color::Black { (black, white) } else { (white, black) };
     let opp_fives = five_points(b, opp);
     if !opp_fives.is_empty() && four_replies(b, opp, &opp_fives).is_empty() {
         return RootTactics::Lost;
@@ -335,7 +390,7 @@ fn analyse_inner(
     // Facing a four every move but the block loses: our VCT starts with the block (so a win that
     // begins by blocking is found), and there is nothing else to judge.
     if !opp_fives.is_empty() {
-        if let Solve::Win(p) = ours.resume(b, lim, (1, 1), stats) {
+        if let Solve::Win(p) = ours.resume_sharing(our_tables, b, lim, (1, 1), stats) {
             return won(p, proof);
         }
         return RootTactics::MustBlock(four_replies(b, opp, &opp_fives));
@@ -351,7 +406,7 @@ fn analyse_inner(
             if lim.stopped() {
                 break;
             }
-            match theirs.resume(b, lim, (1, den), stats) {
+            match theirs.resume_sharing(their_tables, b, lim, (1, den), stats) {
                 Solve::Win(p) => {
                     threat = Some(p);
                     break;
@@ -359,11 +414,11 @@ fn analyse_inner(
                 Solve::NoWin => break,
                 Solve::Unknown => {}
             }
-            match ours.resume(b, lim, (1, den), stats) {
+            match ours.resume_sharing(our_tables, b, lim, (1, den), stats) {
                 Solve::Win(p) => return won(p, proof),
                 Solve::NoWin => {
                     // Ours is settled: theirs takes half of the rest, the judging the other half.
-                    if let Solve::Win(p) = theirs.resume(b, lim, (1, 2), stats) {
+                    if let Solve::Win(p) = theirs.resume_sharing(their_tables, b, lim, (1, 2), stats) {
                         threat = Some(p);
                     }
                     break;
@@ -375,11 +430,11 @@ fn analyse_inner(
     // A verified VCT of ours has already met every counter-four, so it wins against any threat
     // of the opponent's that is not a four.
     let share = if threat.is_some() { (1, 2) } else { (1, 1) };
-    if let Solve::Win(p) = ours.resume(b, lim, share, stats) {
+    if let Solve::Win(p) = ours.resume_sharing(our_tables, b, lim, share, stats) {
         return won(p, proof);
     }
     match threat {
-        Some(threat) => must_block(b, side, &threat, lim, stats),
+        Some(threat) => must_block(b, side, &threat, lim, stats, their_tables),
         None => RootTactics::Unknown,
     }
 }
@@ -387,8 +442,8 @@ fn analyse_inner(
 /// The root answer to the opponent's verified win: the moves not proven to lose (those that hold
 /// and those the budget did not settle), or `Lost` when every move loses. Moves are judged
 /// against a VCT whatever the threat's kind: a block that stops a VCF can still lose to threes.
-fn must_block(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats) -> RootTactics {
-    let moves = defend::judge(b, side, proof, WinKind::Vct, lim, stats).not_lost();
+fn must_block(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats, tables: &mut vct::VctTables) -> RootTactics {
+    let moves = defend::judge(b, side, proof, WinKind::Vct, lim, stats, tables).not_lost();
     if moves.is_empty() {
         RootTactics::Lost
     } else {
@@ -437,7 +492,7 @@ pub fn solve_vct(board: &mut Board, attacker: Color, budget: Budget) -> (Solve, 
 pub fn refutations(board: &Board, side: Color, proof: &Proof, budget: Budget) -> Vec<Pos> {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
-    defend::judge(&mut board.clone(), side, proof, proof.kind, &mut lim, &mut stats).not_lost()
+    defend::judge(&mut board.clone(), side, proof, proof.kind, &mut lim, &mut stats, &mut vct::VctTables::default()).not_lost()
 }
 
 pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limits, stats: &mut Stats) -> Solve {
@@ -470,7 +525,7 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
     match searched {
         None => Solve::Unknown,
         Some(None) => Solve::NoWin,
-        Some(Some(strategy)) => checked_proof(b, a, kind, strategy, lim, stats),
+        Some(Some(strategy)) => checked_proof(b, a, kind, &strategy, lim, stats),
     }
 }
 
@@ -486,7 +541,7 @@ fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Lim
         vct::VctResult::NoWin => Some(Solve::NoWin),
         vct::VctResult::Win => {
             let rejected = stats.rejected;
-            match checked_proof(b, a, WinKind::Vct, search.tables.strategy.clone(), lim, stats) {
+            match checked_proof(b, a, WinKind::Vct, &search.tables.strategy, lim, stats) {
                 Solve::Unknown if stats.rejected == rejected => None,
                 verdict => Some(verdict),
             }
@@ -503,10 +558,12 @@ fn count_work(stats: &mut Stats, kind: WinKind, nodes: u64, time: Duration) {
 }
 
 /// A prover's winning strategy for `a` from `b`, turned into a `Proof` once the verifier has
-/// replayed it against every defence; a strategy the verifier refutes is counted and dropped.
-fn checked_proof(b: &mut Board, a: Color, kind: WinKind, strategy: Strategy, lim: &Limits, stats: &mut Stats) -> Solve {
-    let line = principal_line(b, a, &strategy);
-    match verify::verify_shifted(b, a, &strategy, 0, lim.clock()) {
+/// replayed it against every defence; a strategy the verifier refutes is counted and dropped. The
+/// proof keeps only the entries the verifier followed.
+fn checked_proof(b: &mut Board, a: Color, kind: WinKind, strategy: &Strategy, lim: &Limits, stats: &mut Stats) -> Solve {
+    let line = principal_line(b, a, strategy);
+    let (verdict, strategy) = verify::verify_extract(b, a, strategy, lim.clock());
+    match verdict {
         // Out of time: nothing claimed, nothing rejected.
         verify::Check::OutOfTime => return Solve::Unknown,
         verify::Check::Refuted => {
@@ -548,11 +605,17 @@ impl Sliced {
         Sliced { attacker, kind, vct, verdict: None }
     }
 
-    /// Trades this search's tables for `tables` (a VCF has none): see `vct::VctTables`.
-    pub(crate) fn swap_tables(&mut self, tables: &mut vct::VctTables) {
+    /// `resume` with `tables` (see `vct::VctTables`) in place of the search's own: what other
+    /// searches for the same attacker learnt is used, and what this one learns is added.
+    pub(crate) fn resume_sharing(&mut self, tables: &mut vct::VctTables, b: &mut Board, lim: &mut Limits, share: (u64, u64), stats: &mut Stats) -> Solve {
         if let Some(search) = &mut self.vct {
             std::mem::swap(&mut search.tables, tables);
         }
+        let verdict = self.resume(b, lim, share, stats);
+        if let Some(search) = &mut self.vct {
+            std::mem::swap(&mut search.tables, tables);
+        }
+        verdict
     }
 
     /// Searches on from `b` (the same position every call) within `share` of what `lim` has

@@ -45,6 +45,12 @@ const VCF_PROBE_NODES: u64 = 400;
 /// belongs to its stones alone, so searches for the same attacker from neighbouring roots (the
 /// defences `defend::judge` weighs: one defence's lines transpose into another's) can pass one
 /// set of tables between them.
+///
+/// A position's stones alone do not say who moves: the opponent's threat at the root is searched
+/// as if it moved next, so one set of stones can be an attacker-to-move position in one search and
+/// a defender-to-move one in another. `solved` therefore keys by stones and mover
+/// (`solved_key`); the strategy and the VCF refutations hold only positions whose mover they
+/// imply (the attacker's; the probing colour's).
 #[derive(Default)]
 pub(crate) struct VctTables {
     solved: HashMap<u64, bool, std::hash::BuildHasherDefault<ZobristHasher>>,
@@ -53,6 +59,20 @@ pub(crate) struct VctTables {
     /// Positions refuted by the VCF probes, per probing colour: the probes of sibling and
     /// transposed nodes meet the same lines again.
     vcf_refuted: [ZobristSet; 2],
+}
+
+impl VctTables {
+    /// Entries held, all tables together (what keeping them costs).
+    pub(crate) fn len(&self) -> usize {
+        self.solved.len() + self.strategy.len() + self.vcf_refuted.iter().map(|s| s.len()).sum::<usize>()
+    }
+}
+
+/// The `solved` key of the position with hash `hash` and `mover` to move.
+#[inline]
+fn solved_key(hash: u64, mover: Color) -> u64 {
+    const WHITE_TO_MOVE: u64 = 0x9E37_79B9_7F4A_7C15;
+    if mover == Color::White { hash ^ WHITE_TO_MOVE } else { hash }
 }
 
 pub(crate) struct VctSearch {
@@ -152,7 +172,7 @@ impl VctSearch {
                     let first = self.nodes.len() as u32;
                     let colour = if or { self.a } else { self.a.opp() };
                     for (m, pn) in moves {
-                        let (pn, dn) = match self.tables.solved.get(&b.hash_after(m, colour)) {
+                        let (pn, dn) = match self.tables.solved.get(&solved_key(b.hash_after(m, colour), colour.opp())) {
                             Some(true) => (0, INF),
                             Some(false) => (INF, 0),
                             None => (pn, 1),
@@ -224,10 +244,11 @@ impl VctSearch {
             self.nodes[i].dn = dn;
         }
         let node = self.nodes[i];
+        let key = solved_key(b.hash(), if or { self.a } else { self.a.opp() });
         if node.pn == 0 {
-            self.tables.solved.insert(b.hash(), true);
+            self.tables.solved.insert(key, true);
         } else if node.dn == 0 {
-            self.tables.solved.insert(b.hash(), false);
+            self.tables.solved.insert(key, false);
         }
     }
 

@@ -54,6 +54,8 @@ struct Checker<'s> {
     visited: u64,
     clock: Clock,
     out_of_time: bool,
+    /// The strategy's entries the check followed (keyed by the board's own hash), when asked for.
+    used: Option<Strategy>,
 }
 
 /// Is `strategy` a forced win for `attacker`, who moves next on `board` (whatever the stone
@@ -63,8 +65,20 @@ pub fn verify_strategy(board: &mut Board, attacker: Color, strategy: &Strategy) 
 }
 
 pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock) -> Check {
+    check(board, attacker, strategy, key_xor, clock, None).0
+}
+
+/// `verify_shifted` without a shift that also returns the part of `strategy` the check followed:
+/// the whole proof, however large the table it was drawn from (searches that share tables across
+/// roots and moves hold far more than one proof).
+pub(crate) fn verify_extract(board: &mut Board, attacker: Color, strategy: &Strategy, clock: Clock) -> (Check, Strategy) {
+    let (verdict, used) = check(board, attacker, strategy, 0, clock, Some(Strategy::new()));
+    (verdict, used.unwrap_or_default())
+}
+
+fn check(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock, used: Option<Strategy>) -> (Check, Option<Strategy>) {
     if board.is_full() {
-        return Check::Refuted;
+        return (Check::Refuted, used);
     }
     let mut c = Checker {
         attacker,
@@ -73,12 +87,14 @@ pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Stra
         visited: 0,
         clock,
         out_of_time: false,
+        used,
     };
-    match c.attacker_to_move(board, 0) {
+    let verdict = match c.attacker_to_move(board, 0) {
         Some(true) => Check::Verified,
         _ if c.out_of_time => Check::OutOfTime,
         _ => Check::Refuted,
-    }
+    };
+    (verdict, c.used)
 }
 
 impl Checker<'_> {
@@ -99,7 +115,12 @@ impl Checker<'_> {
             return Some(true);
         }
         let mv = match self.strategy.get(&(b.hash() ^ self.key_xor)) {
-            Some(&m) => m,
+            Some(&m) => {
+                if let Some(used) = &mut self.used {
+                    used.insert(b.hash(), m);
+                }
+                m
+            }
             // No recorded move: only a winning four visible on the board is accepted.
             None if first_five_point(b, a.opp()).is_none() => match winning_fours(b, a).first() {
                 Some(&m) => m,

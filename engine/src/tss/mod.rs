@@ -311,6 +311,7 @@ pub fn analyse_with(board: &Board, side: Color, budget: Budget, memory: &mut Mem
     let analysis = analyse_in(board, side, budget, memory);
     if memory.entries() > Memory::MAX_ENTRIES {
         memory.clear();
+        memory.learnt_on = game;
     }
     analysis
 }

@@ -613,3 +613,60 @@ fn a_forced_block_is_evaluated_after_the_block() {
     assert!(net.asked.load(Ordering::Relaxed) > 100);
     assert_eq!(net.facing.load(Ordering::Relaxed), 0, "boards evaluated in front of a five point");
 }
+
+#[test]
+fn a_restricted_root_searches_only_the_moves_it_is_given() {
+    let board = position(Rule::Freestyle, 18);
+    let mut free = Search::new(one_thread(false), Arc::new(HashNet));
+    free.set_position(&board);
+    let r = free.run(&SearchLimits::visits(3000));
+    // Three moves the free search liked less than its choice.
+    let allowed: Vec<Pos> = r.root_children[4..7].iter().map(|c| c.mv).collect();
+    assert!(!allowed.contains(&r.best));
+    let only_allowed = |r: &engine::mcts::SearchResult, what: &str| {
+        assert!(allowed.contains(&r.best), "{what}: best {}", r.best);
+        assert!(r.root_children.iter().all(|c| allowed.contains(&c.mv)), "{what}: {:?}", r.root_children);
+        let under: u64 = r.root_children.iter().map(|c| c.visits as u64).sum();
+        assert_eq!(under + 1, r.visits, "{what}: the root's visits are its kept children's and its own");
+    };
+
+    // A fresh tree, one and two threads: the restriction waits for the root's expansion.
+    for threads in [1, 2] {
+        let mut s = Search::new(MctsConfig { threads, batch_size: 4, ..Default::default() }, Arc::new(HashNet));
+        s.set_position(&board);
+        s.restrict_root(&allowed);
+        let r = s.run(&SearchLimits::visits(2000));
+        only_allowed(&r, &format!("{threads} threads"));
+        assert_eq!(r.playouts, 2000);
+        assert!(s.candidates(usize::MAX).iter().all(|c| allowed.contains(&c.mv)));
+    }
+
+    // A reused tree: what the other moves had leaves the root, and the search goes on.
+    let kept_before: u64 = r.root_children.iter().filter(|c| allowed.contains(&c.mv)).map(|c| c.visits as u64).sum();
+    free.set_position(&board);
+    free.restrict_root(&allowed);
+    assert_eq!(free.root_visits(), kept_before + 1);
+    let again = free.run(&SearchLimits::visits(1000));
+    only_allowed(&again, "reused");
+    assert_eq!(again.visits, kept_before + 1 + 1000);
+
+    // A restriction no root move meets (a stone) is ignored: the same search as a free one.
+    let same = |a: &engine::mcts::SearchResult, b: &engine::mcts::SearchResult, what: &str| {
+        assert_eq!((a.best, &a.root_children, a.nodes), (b.best, &b.root_children, b.nodes), "{what}");
+    };
+    let mut s = Search::new(one_thread(false), Arc::new(HashNet));
+    s.set_position(&board);
+    s.restrict_root(&[board.history()[0].0]);
+    same(&s.run(&SearchLimits::visits(3000)), &r, "a restriction to a stone");
+
+    // A new position starts unrestricted.
+    let other = position(Rule::Freestyle, 12);
+    let mut fresh = Search::new(one_thread(false), Arc::new(HashNet));
+    fresh.set_position(&other);
+    let want = fresh.run(&SearchLimits::visits(2000));
+    let mut s = Search::new(one_thread(false), Arc::new(HashNet));
+    s.set_position(&board);
+    s.restrict_root(&allowed);
+    s.set_position(&other);
+    same(&s.run(&SearchLimits::visits(2000)), &want, "the next position");
+}

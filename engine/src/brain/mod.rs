@@ -590,6 +590,11 @@ impl Engine {
         let progress = self.progress.clone();
         let search = self.search();
         search.set_position(&board);
+        // Only these moves avoid a forced loss: the tree searches nothing else, so its whole
+        // time goes to choosing among them.
+        if let Some(allowed) = &allowed {
+            search.restrict_root(allowed);
+        }
         let cache_before = search.evaluator().cache_stats();
         let mut limits = SearchLimits {
             deadline: Some(soft),
@@ -612,9 +617,9 @@ impl Engine {
         let mut best = result.best;
         if let Some(allowed) = &allowed {
             if !allowed.contains(&best) {
-                // Only these moves avoid a forced loss: the search's own favourite among them
-                // (its final-choice ranking, so never one the tree proved lost while another is
-                // left), or the classical favourite when the search never tried one.
+                // The root had none of them as a move (its restriction was ignored): the
+                // search's own favourite among them (its final-choice ranking, so never one the
+                // tree proved lost while another is left), or the classical favourite.
                 best = candidates
                     .iter()
                     .find(|c| allowed.contains(&c.mv) && c.proven != Some(Proven::Loss))

@@ -251,6 +251,9 @@ struct Shared {
     started: u64,
     stopped: bool,
     noise_done: bool,
+    /// Root moves the current position's search is restricted to, until the root is expanded
+    /// and restricted (`maybe_restrict_root`).
+    root_moves: Option<Vec<Pos>>,
     rng: SplitMix64,
     /// When the current run started, and when its next progress report is due.
     run_started: Instant,
@@ -289,6 +292,7 @@ impl Search {
             started: 0,
             stopped: false,
             noise_done: false,
+            root_moves: None,
             rng: SplitMix64::new(config.seed),
             run_started: Instant::now(),
             report_due: Instant::now(),
@@ -340,10 +344,23 @@ impl Search {
         lock(&self.shared).noise_done = true;
     }
 
+    /// Restricts the current position's search to `moves` (the engine's forced defences: the
+    /// only moves its threat search does not prove lost), from the moment the root has its
+    /// edges: the others are never searched, chosen or reported, and what they had from a reused
+    /// tree is taken out of the root's value. Root moves not among `moves` stay out for as long
+    /// as this root is searched, a repeated `set_position` of the same position included; a new
+    /// position starts unrestricted. Ignored when no root move is among `moves`.
+    pub fn restrict_root(&mut self, moves: &[Pos]) {
+        let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+        s.root_moves = Some(moves.to_vec());
+        maybe_restrict_root(s);
+    }
+
     pub fn set_position(&mut self, board: &Board) {
         self.cancel_pending();
         let reused = self.config.reuse_tree && self.try_reuse(board);
         let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+        s.root_moves = None;
         if !reused {
             s.tree.reset();
             s.noise_done = false;
@@ -482,6 +499,7 @@ impl Search {
                     break;
                 }
                 let report = limits.progress.as_ref().and_then(|h| progress_due(&mut s, h, &self.config));
+                maybe_restrict_root(&mut s);
                 maybe_noise(&self.config, &mut s);
                 let n = (batch as u64).min(limits.max_visits - s.started) as usize;
                 let g = w.gather(&mut s.tree, n, ctx);
@@ -564,6 +582,7 @@ impl Search {
         };
         if w.pending() == 0 {
             let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
+            maybe_restrict_root(s);
             maybe_noise(&self.config, s);
             gather(&mut w, &mut s.tree, &ctx);
             w.prepare(&ctx);
@@ -769,6 +788,16 @@ fn progress_due(s: &mut Shared, hook: &ProgressHook, config: &MctsConfig) -> Opt
             .map(|c| c.mv)
             .collect(),
     })
+}
+
+/// Applies a pending root restriction once the root has its edges and nothing is in flight
+/// through them (every gather calls this first, under the lock, so the first gather after the
+/// root's expansion finds it so).
+fn maybe_restrict_root(s: &mut Shared) {
+    let ready = s.tree.root().state == State::Expanded && s.tree.root().in_flight == 0;
+    if let Some(moves) = s.root_moves.take_if(|_| ready) {
+        s.tree.restrict_root(&moves);
+    }
 }
 
 /// Mixes Dirichlet noise into the root priors once per position, as soon as it has them.

@@ -248,6 +248,47 @@ impl Tree {
         &self.edges[n.first_edge as usize..n.first_edge as usize + n.n_edges as usize]
     }
 
+    /// Keeps only the expanded root's edges whose move is in `keep`, their priors renormalised
+    /// over what is kept, and takes what the dropped children had backed up out of the root's
+    /// visits and value, and its proven value out if one of them made it. The dropped subtrees
+    /// stay in the arena, unreachable, until the next prune or rebase compacts them. Nothing
+    /// changes when no edge, or every edge, is kept, or while selections are in flight (they
+    /// could be running through an edge being dropped). Returns the number of edges kept.
+    pub fn restrict_root(&mut self, keep: &[Pos]) -> usize {
+        let root = self.nodes[0];
+        let (first, n) = (root.first_edge as usize, root.n_edges as usize);
+        let kept = self.edges[first..first + n].iter().filter(|e| keep.contains(&e.mv)).count();
+        if root.state != State::Expanded || root.in_flight > 0 || kept == 0 || kept == n {
+            return if kept == 0 { n } else { kept };
+        }
+        let edges = &mut self.edges[first..first + n];
+        // Stable: the kept edges first, each part in its old order.
+        edges.sort_by_key(|e| !keep.contains(&e.mv));
+        let mass: f32 = edges[..kept].iter().map(Edge::prior).sum();
+        for e in &mut edges[..kept] {
+            e.prior = quantize_prior(e.prior() / mass);
+        }
+        super::worker::sort_edges(&mut edges[..kept]);
+        let dropped: Vec<u32> = edges[kept..].iter().map(|e| e.child).filter(|&c| c != NO_NODE).collect();
+        self.nodes[0].n_edges = kept as u16;
+        for c in dropped {
+            let child = self.nodes[c as usize];
+            // The root's value is its mover's, the opposite of its children's movers.
+            self.nodes[0].visits -= child.visits.min(self.nodes[0].visits);
+            self.nodes[0].value_sum += child.value_sum;
+        }
+        // Edges with children may now stand behind edges without: selection must scan them all.
+        self.root_reordered = true;
+        self.nodes[0].proven = None;
+        let children: Vec<u32> = self.edges_of(0).iter().map(|e| e.child).filter(|&c| c != NO_NODE).collect();
+        for c in children {
+            if self.propagate_proven(0, c) {
+                break;
+            }
+        }
+        kept
+    }
+
     /// The child node of edge `e`, created on first use. `None` when the budget is spent.
     pub fn child(&mut self, e: usize) -> Option<u32> {
         let c = self.edges[e].child;

@@ -492,8 +492,8 @@ impl Engine {
             }
         }
 
-        // Threat-space search first: a proven win is played at once, a forced defence narrows
-        // the moves the main search may choose.
+        // Threat-space search first: a proven win is played at once, a forced defence restricts
+        // the moves the main search may try.
         let mut allowed: Option<Vec<Pos>> = None;
         if self.config.difficulty == Difficulty::Medium {
             let tss_budget = match self.max_visits {

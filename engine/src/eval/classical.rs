@@ -164,8 +164,43 @@ fn value_of(board: &Board, candidates: &[Candidate]) -> f32 {
         return 0.93; // an unstoppable four the opponent cannot race
     }
     // Moving first is worth about a third of a threat level.
-    let balance = 1.3 * top(&mut mine) - top(&mut theirs);
+    let (mut my_weight, mut their_weight) = (1.3, 1.0);
+    // A threat of the opponent that one move answers (a single five to block, or the open-four
+    // points of one open three) costs the side to move its move, not the game: it counts as a
+    // three, and the opponent, who moves after the answer, gets the first move's weight.
+    if let Some(forcing) = single_forcing_threat(candidates, their_fives) {
+        for t in theirs.iter_mut().filter(|t| **t >= forcing) {
+            *t = ANSWERED_THREAT;
+        }
+        (my_weight, their_weight) = (1.0, 1.3);
+    }
+    let balance = my_weight * top(&mut mine) - their_weight * top(&mut theirs);
     (balance / 30_000.0).tanh() * 0.9
+}
+
+/// What an opponent's threat counts for once the side to move has answered it: a three's worth.
+const ANSWERED_THREAT: f32 = 2_500.0;
+
+/// The threat score of the opponent's threat that the side to move must answer at once, when
+/// one move can answer it: its single five point (1,000,000), or the open-four points of one open
+/// three (100,000 and above, every such point on one line within a five's span). `None` when
+/// nothing forces the answer, or when two threats do (two five points, or open-four points on two
+/// lines): one move cannot answer those, and the position stays as lost as it looks.
+fn single_forcing_threat(candidates: &[Candidate], their_fives: usize) -> Option<f32> {
+    if their_fives == 1 {
+        return Some(1_000_000.0);
+    }
+    if their_fives > 1 {
+        return None;
+    }
+    let mut open_four_points = candidates.iter().filter(|c| !c.theirs_forbidden && c.theirs.unstoppable_four()).map(|c| c.pos);
+    let first = open_four_points.next()?;
+    let on_one_line = open_four_points.all(|p| {
+        let (dx, dy) = (p.x() as i64 - first.x() as i64, p.y() as i64 - first.y() as i64);
+        let collinear = dx == 0 || dy == 0 || dx.abs() == dy.abs();
+        collinear && dx.abs().max(dy.abs()) <= 5
+    });
+    on_one_line.then_some(100_000.0)
 }
 
 /// The classical evaluator as an `Evaluator`: priors proportional to a power of the move score,
@@ -242,6 +277,28 @@ mod tests {
         let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7), (0, 14)], &[(5, 9), (12, 12), (0, 0)]);
         let best = scored_moves(&b)[0].pos;
         assert!([Pos::new(4, 7), Pos::new(8, 7), Pos::new(3, 7), Pos::new(9, 7)].contains(&best), "{best:?}");
+    }
+
+    #[test]
+    fn a_threat_one_move_answers_is_a_tempo_not_a_loss() {
+        let quiet_white = [(5, 9), (12, 12), (0, 0), (1, 13), (14, 0)];
+        let open_three = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (0, 14)], &quiet_white[..3]);
+        let closed_four = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (8, 7)], &[(4, 7), (5, 9), (12, 12)]);
+        let two_threes = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4)], &quiet_white);
+        let three_and_four =
+            board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4), (10, 5)], &[(10, 1), (5, 9), (12, 12), (0, 0), (1, 13), (14, 0)]);
+        for b in [&open_three, &closed_four, &two_threes, &three_and_four] {
+            assert_eq!(b.side_to_move(), Color::White);
+        }
+        let v = |b: &Board| position_value(b);
+        // Answered, each is a disadvantage (the opponent keeps the initiative), not a loss.
+        for (b, what) in [(&open_three, "an open three"), (&closed_four, "a closed four")] {
+            assert!((-0.6..-0.05).contains(&v(b)), "{what}: {}", v(b));
+        }
+        // One move cannot answer two threats: as lost as before.
+        for (b, what) in [(&two_threes, "two open threes"), (&three_and_four, "a four and an open three")] {
+            assert!(v(b) < -0.85, "{what}: {}", v(b));
+        }
     }
 
     #[test]

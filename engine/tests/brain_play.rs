@@ -19,13 +19,7 @@ fn engine_on(name: &str) -> (Engine, Vec<Pos>) {
     let mut e = Engine::new(EngineConfig::default());
     e.start(pos.board.width(), pos.board.height()).unwrap();
     e.set_rule(pos.board.rule());
-    let stones: Vec<SetupStone> = pos
-        .board
-        .history()
-        .iter()
-        .map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == pos.to_move })
-        .collect();
-    e.set_position(&stones).unwrap();
+    e.set_position(&SetupStone::all_of(&pos.board, pos.to_move)).unwrap();
     assert_eq!(e.board().unwrap().side_to_move(), pos.to_move);
     (e, defences)
 }

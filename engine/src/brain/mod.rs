@@ -143,6 +143,13 @@ pub struct SetupStone {
     pub own: bool,
 }
 
+impl SetupStone {
+    /// The stones of `board` in the order they were placed, `own` those of colour `own`.
+    pub fn all_of(board: &Board, own: Color) -> Vec<SetupStone> {
+        board.history().iter().map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == own }).collect()
+    }
+}
+
 /// What the engine reports about a finished move choice.
 #[derive(Debug, Clone)]
 pub struct MoveInfo {
@@ -847,13 +854,7 @@ mod tests {
         let pos = suite.into_iter().find(|p| p.name == "mined-freestyle-20-9-9").unwrap();
         let mut e = Engine::new(EngineConfig::default());
         e.start(20, 20).unwrap();
-        let stones: Vec<SetupStone> = pos
-            .board
-            .history()
-            .iter()
-            .map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == pos.to_move })
-            .collect();
-        e.set_position(&stones).unwrap();
+        e.set_position(&SetupStone::all_of(&pos.board, pos.to_move)).unwrap();
         // 100 s left: a share of 2.5 s, less than the turn allows; the analysis gets a quarter
         // of it, twenty times what it needs on an idle machine (~30 ms), so load does not matter.
         e.limits = TimeLimits { timeout_turn_ms: Some(60_000), timeout_match_ms: Some(200_000), time_left_ms: Some(100_000) };

@@ -251,9 +251,9 @@ struct Shared {
     started: u64,
     stopped: bool,
     noise_done: bool,
-    /// Root moves the current position's search is restricted to, until the root is expanded
-    /// and restricted (`maybe_restrict_root`).
-    root_moves: Option<Vec<Pos>>,
+    /// Root moves the current position's search is to be restricted to, until the root is
+    /// expanded and restricted (`maybe_restrict_root`).
+    pending_restriction: Option<Vec<Pos>>,
     rng: SplitMix64,
     /// When the current run started, and when its next progress report is due.
     run_started: Instant,
@@ -292,7 +292,7 @@ impl Search {
             started: 0,
             stopped: false,
             noise_done: false,
-            root_moves: None,
+            pending_restriction: None,
             rng: SplitMix64::new(config.seed),
             run_started: Instant::now(),
             report_due: Instant::now(),
@@ -352,7 +352,7 @@ impl Search {
     /// position starts unrestricted. Ignored when no root move is among `moves`.
     pub fn restrict_root(&mut self, moves: &[Pos]) {
         let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
-        s.root_moves = Some(moves.to_vec());
+        s.pending_restriction = Some(moves.to_vec());
         maybe_restrict_root(s);
     }
 
@@ -360,7 +360,7 @@ impl Search {
         self.cancel_pending();
         let reused = self.config.reuse_tree && self.try_reuse(board);
         let s = self.shared.get_mut().unwrap_or_else(|e| e.into_inner());
-        s.root_moves = None;
+        s.pending_restriction = None;
         if !reused {
             s.tree.reset();
             s.noise_done = false;
@@ -795,7 +795,7 @@ fn progress_due(s: &mut Shared, hook: &ProgressHook, config: &MctsConfig) -> Opt
 /// root's expansion finds it so).
 fn maybe_restrict_root(s: &mut Shared) {
     let ready = s.tree.root().state == State::Expanded && s.tree.root().in_flight == 0;
-    if let Some(moves) = s.root_moves.take_if(|_| ready) {
+    if let Some(moves) = s.pending_restriction.take_if(|_| ready) {
         s.tree.restrict_root(&moves);
     }
 }

@@ -253,13 +253,13 @@ impl Tree {
     /// visits and value, and its proven value out if one of them made it. The dropped subtrees
     /// stay in the arena, unreachable, until the next prune or rebase compacts them. Nothing
     /// changes when no edge, or every edge, is kept, or while selections are in flight (they
-    /// could be running through an edge being dropped). Returns the number of edges kept.
-    pub fn restrict_root(&mut self, keep: &[Pos]) -> usize {
+    /// could be running through an edge being dropped).
+    pub fn restrict_root(&mut self, keep: &[Pos]) {
         let root = self.nodes[0];
         let (first, n) = (root.first_edge as usize, root.n_edges as usize);
         let kept = self.edges[first..first + n].iter().filter(|e| keep.contains(&e.mv)).count();
         if root.state != State::Expanded || root.in_flight > 0 || kept == 0 || kept == n {
-            return if kept == 0 { n } else { kept };
+            return;
         }
         let edges = &mut self.edges[first..first + n];
         // Stable: the kept edges first, each part in its old order.
@@ -286,7 +286,6 @@ impl Tree {
                 break;
             }
         }
-        kept
     }
 
     /// The child node of edge `e`, created on first use. `None` when the budget is spent.

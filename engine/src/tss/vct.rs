@@ -1,8 +1,9 @@
 //! VCT (victory by continuous threats): the attacker plays fours and threes (any move after which
 //! it holds a winning four), the defender answers with every move that stops the threat, counter
-//! fours included. Best-first proof-number search over an explicit tree, with a table of solved
-//! positions (zobrist hash -> proven / disproven) shared across transpositions, and across
-//! searches when the caller passes the tables on (`VctTables`).
+//! fours included. Best-first proof-number search over an explicit DAG: a position reached again
+//! by another order of threats shares the children of its first expansion. A table of solved
+//! positions (zobrist hash -> proven / disproven) is shared across searches when the caller passes
+//! the tables on (`VctTables`).
 //!
 //! Depends on `game`, the threat vocabulary and `vcf`'s hashing helpers; not on the verifier.
 
@@ -35,6 +36,10 @@ enum Expansion {
     Disproven,
     /// The moves to try, each with its initial proof number (how hard it looks to prove).
     Children(Vec<(Pos, u32)>),
+    /// The position is expanded at this other node: share its children.
+    Twin(usize),
+    /// Not expanded: the selection stopped at a node to bring it up to date.
+    Stale,
 }
 
 /// Nodes a VCF probe inside the VCT may spend (the attacker's at an OR node, the defender's at
@@ -80,6 +85,11 @@ pub(crate) struct VctSearch {
     /// The budget of the `run` in progress (swapped in and out by it).
     lim: Limits,
     nodes: Vec<Node>,
+    /// The expanded node of each position in the tree (by its stones: within one search they also
+    /// say who moves). A leaf whose position was expanded elsewhere shares that node's children
+    /// instead of growing its own copy, so the tree is a DAG: the attacker's threats come in many
+    /// orders, and without this most expansions repeated a position already in the tree.
+    expanded_at: HashMap<u64, u32, std::hash::BuildHasherDefault<ZobristHasher>>,
     pub(crate) tables: VctTables,
     /// Attacker moves along one line at most; keeps a runaway branch from eating the budget.
     max_depth: usize,
@@ -97,6 +107,7 @@ impl VctSearch {
             a,
             lim: Limits::new(super::Budget::nodes(0)),
             nodes: Vec::new(),
+            expanded_at: HashMap::default(),
             tables: VctTables::default(),
             max_depth: 40,
         }
@@ -139,10 +150,19 @@ impl VctSearch {
             if !self.lim.tick() {
                 break VctResult::Unknown;
             }
-            // Select the most-proving leaf below the current node, playing its moves.
+            // Select the most-proving leaf below the current node, playing its moves. A node whose
+            // shared children moved on through another parent is stale: it is brought up to date
+            // and backed up instead of descended from.
             let mut n = path[path.len() - 1] as usize;
+            let mut stale = false;
             while self.nodes[n].expanded {
                 let or = path.len() % 2 == 1;
+                let before = (self.nodes[n].pn, self.nodes[n].dn);
+                self.update(n, or, b);
+                if before != (self.nodes[n].pn, self.nodes[n].dn) {
+                    stale = true;
+                    break;
+                }
                 let node = self.nodes[n];
                 let kids = node.first as usize..(node.first + node.len) as usize;
                 let best = kids
@@ -155,7 +175,16 @@ impl VctSearch {
                 n = best;
             }
             let or = path.len() % 2 == 1;
-            let exp = if path.len() / 2 >= self.max_depth {
+            let key = b.hash();
+            let twin = self.expanded_at.get(&key).map(|&t| t as usize).filter(|&t| t != n);
+            let solved = self.tables.solved.get(&solved_key(key, if or { self.a } else { self.a.opp() })).copied();
+            let exp = if stale {
+                Expansion::Stale
+            } else if let Some(t) = twin {
+                Expansion::Twin(t)
+            } else if let Some(won) = solved {
+                if won { Expansion::Proven } else { Expansion::Disproven }
+            } else if path.len() / 2 >= self.max_depth {
                 Expansion::Disproven
             } else if or {
                 self.expand_or(b)
@@ -163,6 +192,14 @@ impl VctSearch {
                 self.expand_and(b)
             };
             match exp {
+                Expansion::Stale => {}
+                Expansion::Twin(t) => {
+                    let (first, len) = (self.nodes[t].first, self.nodes[t].len);
+                    let node = &mut self.nodes[n];
+                    node.first = first;
+                    node.len = len;
+                    node.expanded = true;
+                }
                 Expansion::Proven => self.set(n, 0, INF),
                 Expansion::Disproven => self.set(n, INF, 0),
                 Expansion::Children(moves) => {
@@ -191,6 +228,7 @@ impl VctSearch {
                     node.first = first;
                     node.len = len;
                     node.expanded = true;
+                    self.expanded_at.insert(key, n as u32);
                 }
             }
             // Back up: the leaf always, then each ancestor until one keeps its numbers.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use engine::brain::{Engine, EngineConfig, SetupStone};
+use engine::brain::{Engine, EngineConfig, SetupStone, TSS_NODES_PER_VISIT};
 use engine::game::Pos;
 use engine::time::TimeLimits;
 use engine::tss::{Budget, RootTactics, analyse_root, suite};
@@ -23,10 +23,6 @@ fn engine_on(name: &str) -> (Engine, Vec<Pos>) {
     assert_eq!(e.board().unwrap().side_to_move(), pos.to_move);
     (e, defences)
 }
-
-/// Threat-search nodes the engine gives its root analysis per visit of a visits-limited search
-/// (the brain's `TSS_NODES_PER_VISIT`).
-const TSS_NODES_PER_VISIT: u64 = 64;
 
 #[test]
 fn only_defences_are_searched_against_a_forced_win() {

@@ -185,7 +185,7 @@ pub type MessageSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Threat-search nodes per tree-search visit when the search is limited by visits (the threat
 /// search runs ~100k-500k nodes/s, the tree search ~80k visits/s without a network).
-const TSS_NODES_PER_VISIT: u64 = 64;
+pub const TSS_NODES_PER_VISIT: u64 = 64;
 const TSS_MIN_NODES: u64 = 4096;
 
 /// Positions whose network answers the engine remembers by default: about two 1 s moves of

@@ -338,3 +338,23 @@ fn transposed_threat_orders_are_searched_once() {
     assert_eq!(proof.line.len(), 15);
     assert!(verify_strategy(&mut b, Color::Black, &proof.strategy));
 }
+
+/// The verifier against every reply of the defender, where most replies are far from the threat:
+/// a double three holds against them all (some standing four is played after each), and the same
+/// double three is rejected once the defender has a three of its own to make a four with, and an
+/// open three alone is rejected (its blocks hold).
+#[test]
+fn verifier_tries_every_reply_to_a_quiet_threat() {
+    let strategy = |b: &Board, m: (usize, usize)| engine::tss::Strategy::from([(b.hash(), Pos::new(m.0, m.1))]);
+    let double_three = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 5), (7, 6)], &[]);
+    let s = strategy(&double_three, (7, 7));
+    assert!(verify_strategy(&mut double_three.clone(), Color::Black, &s));
+
+    let counter = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 5), (7, 6)], &[(10, 1), (11, 1), (12, 1)]);
+    let s = strategy(&counter, (7, 7));
+    assert!(!verify_strategy(&mut counter.clone(), Color::Black, &s), "white's straight four beats black's");
+
+    let open_three = board(Rule::Freestyle, &[(5, 7), (6, 7)], &[]);
+    let s = strategy(&open_three, (7, 7));
+    assert!(!verify_strategy(&mut open_three.clone(), Color::Black, &s), "4,7 and 8,7 hold against an open three");
+}

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::threat::{first_five_point, five_points, legal_for, legal_for_mut, winning_fours};
+use super::threat::{first_five_point, five_points, five_points_near, is_winning_four, legal_for, legal_for_mut, winning_fours};
 use crate::game::{Board, Color, Pos, Rule};
 
 /// Attacker moves keyed by zobrist hash of the position (attacker to move) they are played from.
@@ -98,16 +98,21 @@ fn check(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, 
 }
 
 impl Checker<'_> {
-    /// `None` when the check budget ran out (treated as "not verified").
-    fn attacker_to_move(&mut self, b: &mut Board, depth: usize) -> Option<bool> {
+    /// Counts a visited position; false when the check budget or the clock has run out.
+    fn visit(&mut self, depth: usize) -> bool {
         self.visited += 1;
         if self.visited > MAX_CHECKS || depth > 400 {
-            return None;
+            return false;
         }
         if self.visited % 1024 == 0 && self.clock.expired() {
             self.out_of_time = true;
         }
-        if self.out_of_time {
+        !self.out_of_time
+    }
+
+    /// `None` when the check budget ran out (treated as "not verified").
+    fn attacker_to_move(&mut self, b: &mut Board, depth: usize) -> Option<bool> {
+        if !self.visit(depth) {
             return None;
         }
         let a = self.attacker;
@@ -161,10 +166,17 @@ impl Checker<'_> {
             // The defender cannot move at all: with no five on the board the game is drawn.
             return Some(!fives.is_empty());
         }
+        // Facing no five-point, the defender may play anywhere, and most replies are far from the
+        // threat: the attacker's winning fours standing now are tried again after each reply
+        // before the whole board is scanned for one.
+        let quiet = fives.is_empty();
+        let standing = if quiet { winning_fours(b, a) } else { Vec::new() };
         for m in replies {
             b.place_unchecked(m, d);
             let r = if b.is_five_at(m) {
                 Some(false)
+            } else if quiet {
+                self.attacker_after_quiet_reply(b, m, &standing, depth + 1)
             } else {
                 self.attacker_to_move(b, depth + 1)
             };
@@ -174,6 +186,35 @@ impl Checker<'_> {
             }
         }
         Some(true)
+    }
+
+    /// `attacker_to_move` after the defender's reply `m` in a position where neither side had a
+    /// five-point, with `standing` the attacker's winning fours from before `m`. The attacker
+    /// still has no five-point (a defender stone makes none), and the defender's new ones can
+    /// only lie on `m`'s lines. With no strategy move here and none of those, the attacker plays
+    /// a winning four: one of `standing` that still is one, else the first the board scan finds
+    /// (a defender stone can also create one, e.g. by making black's block forbidden in renju).
+    /// Which winning four is played does not matter: the check goes on after it as after any
+    /// other move, so a wrong pick can only reject a proof, never accept one.
+    fn attacker_after_quiet_reply(&mut self, b: &mut Board, m: Pos, standing: &[Pos], depth: usize) -> Option<bool> {
+        let (a, d) = (self.attacker, self.attacker.opp());
+        if self.strategy.contains_key(&(b.hash() ^ self.key_xor)) || !five_points_near(b, m, d).is_empty() {
+            return self.attacker_to_move(b, depth);
+        }
+        if !self.visit(depth) {
+            return None;
+        }
+        let mv = match standing.iter().copied().find(|&w| w != m && is_winning_four(b, w, a)) {
+            Some(w) => w,
+            None => match winning_fours(b, a).first() {
+                Some(&w) => w,
+                None => return Some(false),
+            },
+        };
+        b.place_unchecked(mv, a);
+        let r = self.defender_to_move(b, depth + 1);
+        b.undo();
+        r
     }
 }
 

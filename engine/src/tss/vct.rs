@@ -176,13 +176,12 @@ impl VctSearch {
             }
             let or = path.len() % 2 == 1;
             let key = b.hash();
-            let twin = self.expanded_at.get(&key).map(|&t| t as usize).filter(|&t| t != n);
-            let solved = self.tables.solved.get(&solved_key(key, if or { self.a } else { self.a.opp() })).copied();
+            let mover = if or { self.a } else { self.a.opp() };
             let exp = if stale {
                 Expansion::Stale
-            } else if let Some(t) = twin {
+            } else if let Some(t) = self.expanded_at.get(&key).map(|&t| t as usize).filter(|&t| t != n) {
                 Expansion::Twin(t)
-            } else if let Some(won) = solved {
+            } else if let Some(&won) = self.tables.solved.get(&solved_key(key, mover)) {
                 if won { Expansion::Proven } else { Expansion::Disproven }
             } else if path.len() / 2 >= self.max_depth {
                 Expansion::Disproven

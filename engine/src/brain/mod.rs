@@ -350,7 +350,13 @@ impl Engine {
     pub fn set_progress(&mut self, hook: Option<ProgressHook>) {
         self.progress = hook;
     }
+    /// The memory the engine may use (the protocol's `max_memory`; 0 = its default). The tree
+    /// is sized when it is made, so a new limit during a game makes the next move build it again
+    /// (this once without the reused subtree) instead of keeping the old size until the next game.
     pub fn set_max_memory(&mut self, bytes: u64) {
+        if bytes != self.max_memory_bytes {
+            self.mcts = None;
+        }
         self.max_memory_bytes = bytes;
     }
     pub fn max_memory(&self) -> u64 {
@@ -843,6 +849,25 @@ mod tests {
                 assert_eq!(info.best, want);
             }
         }
+    }
+
+    /// `INFO max_memory` in the middle of a game sizes the tree of the next move, not only of
+    /// the next game; the same limit sent again keeps the tree.
+    #[test]
+    fn a_new_memory_limit_resizes_the_tree_of_the_next_move() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut e = engine_with(&[(7, 7)], &[(8, 8)], TimeLimits::default());
+        e.set_max_visits(Some(50));
+        e.set_max_memory(400 << 20);
+        e.think(Instant::now(), &stop).unwrap();
+        let tree_cap = |e: &Engine| e.mcts.as_ref().map(|s| s.config().max_memory);
+        let big = tree_cap(&e).unwrap();
+        e.set_max_memory(400 << 20);
+        assert_eq!(tree_cap(&e), Some(big), "the same limit keeps the tree");
+        e.set_max_memory(80 << 20);
+        e.think(Instant::now(), &stop).unwrap();
+        let small = tree_cap(&e).unwrap();
+        assert!(small < big / 2, "the tree is sized for the new limit: {small} of the old {big}");
     }
 
     /// The threat analysis's single defence (one move of 391 does not lose to the opponent's VCF)

@@ -94,6 +94,10 @@ pub struct Settings {
     /// Epochs to run (a resumed run continues up to this number).
     #[arg(long, default_value_t = 10)]
     pub epochs: u64,
+    /// Epoch checkpoints (and their ONNX exports) the run folder keeps, the newest; 0 = all.
+    /// Two or more leave `--resume auto` a fallback when the newest file is damaged.
+    #[arg(long, default_value_t = 0)]
+    pub keep_checkpoints: usize,
     /// Evaluate against the best network every N epochs (0 = never).
     #[arg(long, default_value_t = 1)]
     pub eval_frequency: u64,
@@ -202,6 +206,11 @@ impl Settings {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         }
+    }
+
+    /// How many epoch checkpoints the run folder keeps (`None`: all of them).
+    pub fn kept_checkpoints(&self) -> Option<usize> {
+        (self.keep_checkpoints > 0).then_some(self.keep_checkpoints)
     }
 }
 

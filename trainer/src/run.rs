@@ -20,7 +20,7 @@ use crate::net_eval::{TchEvaluator, TchNet};
 use crate::probe::{FivePositions, FivePrior};
 use crate::progress::{self, EpochShape, Progress};
 use crate::selfplay::{self, SelfPlayConfig};
-use crate::training::Trainer;
+use crate::training::{Trainer, prune_models};
 
 /// What a finished run reports (tests read it).
 #[derive(Debug, Clone, Default)]
@@ -155,7 +155,7 @@ impl Run<'_> {
         );
         let trained = self.train(0, positions)?;
         let dir = &self.s.checkpoint_dir;
-        let ck_path = self.t.save_checkpoint(dir, None)?;
+        let ck_path = self.t.save_checkpoint(dir, self.s.kept_checkpoints())?;
         let onnx = self.t.export(dir, "model-000000")?;
         self.metrics.log(
             "warm_start",
@@ -306,8 +306,11 @@ impl Run<'_> {
         eval: serde_json::Value,
     ) -> anyhow::Result<()> {
         let (s, dir) = (self.s, &self.s.checkpoint_dir);
-        let ck_path = self.t.save_checkpoint(dir, None)?;
+        let ck_path = self.t.save_checkpoint(dir, s.kept_checkpoints())?;
         let onnx = self.t.export(dir, &format!("model-{epoch:06}"))?;
+        if let Some(keep) = s.kept_checkpoints() {
+            prune_models(dir, "model-", keep);
+        }
         let device = describe(self.t.device);
         let (step, games, window) = (self.t.step, self.t.games, self.t.replay.len());
         let (mp, mv) = (trained.policy_loss, trained.value_loss);

@@ -403,3 +403,14 @@ pub fn publish_model_files(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Resu
     }
     Ok(path)
 }
+
+/// Keeps the newest `keep` (at least one) of the numbered exports `<dir>/models/<prefix>N.onnx`
+/// (`model-` for a run's epochs, `model-v` for the distributed versions); `latest.onnx` and any
+/// other file stay.
+pub fn prune_models(dir: &Path, prefix: &str, keep: usize) {
+    let files = store::numbered_files(&dir.join("models"), prefix, ".onnx").unwrap_or_default();
+    let excess = files.len().saturating_sub(keep.max(1));
+    for (_, p) in &files[..excess] {
+        let _ = std::fs::remove_file(p);
+    }
+}

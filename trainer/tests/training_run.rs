@@ -97,4 +97,26 @@ fn trains_checkpoints_exports_and_resumes() {
         Some(checkpoint::path_for(dir.path(), 3).as_path())
     );
     assert_eq!(sum.step, 9);
+
+    // Keeping two: two more epochs leave the checkpoints and exports of epochs 4 and 5 (and
+    // latest.onnx), and the run still resumes from the newest.
+    let keep = |epochs| Settings {
+        keep_checkpoints: 2,
+        ..settings(dir.path(), epochs)
+    };
+    run(&keep(5)).unwrap();
+    let epochs: Vec<u64> = checkpoint::list(dir.path()).into_iter().map(|(e, _)| e).collect();
+    assert_eq!(epochs, [5, 4]);
+    let mut exports: Vec<String> = std::fs::read_dir(&models)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    exports.sort();
+    assert_eq!(exports, ["latest.onnx", "model-000004.onnx", "model-000005.onnx"]);
+    let sum = run(&keep(6)).unwrap();
+    assert_eq!(
+        sum.resumed_from.as_deref(),
+        Some(checkpoint::path_for(dir.path(), 5).as_path())
+    );
+    assert_eq!(checkpoint::list(dir.path()).len(), 2);
 }

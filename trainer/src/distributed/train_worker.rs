@@ -27,7 +27,7 @@ use super::queue::{Entry, Queue};
 use crate::config::{Resume, Settings};
 use crate::replay::GameRecord;
 use crate::store;
-use crate::training::{Trainer, publish_model_files};
+use crate::training::{Trainer, prune_models, publish_model_files};
 
 const LEDGER_MAGIC: [u8; 4] = *b"FZIL";
 const LEDGER_VERSION: u32 = 1;
@@ -330,34 +330,13 @@ impl<'a> Worker<'a> {
         };
         let v = self.q.publish_model(m, o.keep_models)?;
         publish_model_files(o.dir(), &format!("model-v{v:06}"), &onnx).map_err(other)?;
-        prune_models(&o.dir().join("models"), o.keep_models);
+        prune_models(o.dir(), "model-v", o.keep_models);
         self.summary.published.push(v);
         eprintln!(
             "train-worker: published model v{v} at step {} ({} games ingested)",
             self.t.step, self.t.games
         );
         Ok(())
-    }
-}
-
-/// Keeps the newest `keep` `model-v*.onnx` files of `models`.
-fn prune_models(models: &Path, keep: usize) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(models)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("model-v"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    let excess = files.len().saturating_sub(keep.max(1));
-    for p in &files[..excess] {
-        let _ = std::fs::remove_file(p);
     }
 }
 

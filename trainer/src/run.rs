@@ -154,9 +154,7 @@ impl Run<'_> {
             "trainer: warm start: training on the {positions} positions of {games} games already in the replay folder"
         );
         let trained = self.train(0, positions)?;
-        let dir = &self.s.checkpoint_dir;
-        let ck_path = self.t.save_checkpoint(dir, self.s.kept_checkpoints())?;
-        let onnx = self.t.export(dir, "model-000000")?;
+        let (ck_path, onnx) = self.save_epoch(0)?;
         self.metrics.log(
             "warm_start",
             json!({"games": games, "positions": positions, "step": self.t.step,
@@ -296,6 +294,18 @@ impl Run<'_> {
         Ok(eval_json)
     }
 
+    /// The epoch's checkpoint and its export `models/model-<epoch>.onnx` (and `latest.onnx`);
+    /// with `keep_checkpoints`, the older ones of both beyond the newest that many go.
+    fn save_epoch(&mut self, epoch: u64) -> anyhow::Result<(PathBuf, PathBuf)> {
+        let (keep, dir) = (self.s.kept_checkpoints(), &self.s.checkpoint_dir);
+        let ck_path = self.t.save_checkpoint(dir, keep)?;
+        let onnx = self.t.export(dir, &format!("model-{epoch:06}"))?;
+        if let Some(keep) = keep {
+            prune_models(dir, "model-", keep);
+        }
+        Ok((ck_path, onnx))
+    }
+
     /// Checkpoint, export, the epoch's metrics and plot, and its line.
     fn finish(
         &mut self,
@@ -306,11 +316,7 @@ impl Run<'_> {
         eval: serde_json::Value,
     ) -> anyhow::Result<()> {
         let (s, dir) = (self.s, &self.s.checkpoint_dir);
-        let ck_path = self.t.save_checkpoint(dir, s.kept_checkpoints())?;
-        let onnx = self.t.export(dir, &format!("model-{epoch:06}"))?;
-        if let Some(keep) = s.kept_checkpoints() {
-            prune_models(dir, "model-", keep);
-        }
+        let (ck_path, onnx) = self.save_epoch(epoch)?;
         let device = describe(self.t.device);
         let (step, games, window) = (self.t.step, self.t.games, self.t.replay.len());
         let (mp, mv) = (trained.policy_loss, trained.value_loss);

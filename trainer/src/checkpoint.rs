@@ -147,15 +147,22 @@ pub fn capture(vs: &nn::VarStore) -> Vec<NamedTensor> {
     v
 }
 
-/// Copies `tensors` into the variables of `vs`; every variable must be present with its shape.
-pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<(), String> {
+/// Copies `tensors` into the variables of `vs`; every variable must be present with its shape,
+/// except those of training-only heads (`model::AUX_HEAD_PREFIX`), which keep their fresh values
+/// when missing (a run that turns such a head on resumes a checkpoint saved without it). Returns
+/// the names of the variables left fresh; variables of `tensors` that `vs` lacks are ignored.
+pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<Vec<String>, String> {
     let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
     vars.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut fresh = Vec::new();
     for (name, mut t) in vars {
-        let src = tensors
-            .iter()
-            .find(|n| n.name == name)
-            .ok_or_else(|| format!("variable `{name}` missing"))?;
+        let Some(src) = tensors.iter().find(|n| n.name == name) else {
+            if name.starts_with(crate::model::AUX_HEAD_PREFIX) {
+                fresh.push(name);
+                continue;
+            }
+            return Err(format!("variable `{name}` missing"));
+        };
         if src.shape != t.size() || src.data.len() as i64 != src.shape.iter().product::<i64>() {
             return Err(format!(
                 "variable `{name}`: shape {:?}, model has {:?}",
@@ -169,7 +176,7 @@ pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<(), String>
             .to_device(t.device());
         tch::no_grad(|| t.copy_(&x));
     }
-    Ok(())
+    Ok(fresh)
 }
 
 pub fn save(dir: &Path, ck: &Checkpoint) -> Result<PathBuf, StoreError> {

@@ -197,6 +197,11 @@ pub struct Settings {
     /// VCF nodes per leaf at difficulty medium (self-play and evaluation searches).
     #[arg(long, default_value_t = 2000)]
     pub vcf_budget_nodes: u32,
+    /// Auxiliary target (KataGo's opponent policy): the weight of the loss of a second policy
+    /// head that predicts the opponent's reply (the next ply's policy target). It shapes the
+    /// trunk only: exported models do not carry the head. 0 = off; KataGo uses 0.15.
+    #[arg(long, default_value_t = 0.0)]
+    pub aux_policy_weight: f64,
 }
 
 impl Settings {
@@ -333,6 +338,7 @@ impl Resolved {
         }
         let non_negative = [
             ("weight_decay", s.weight_decay),
+            ("aux_policy_weight", s.aux_policy_weight),
             ("momentum", s.momentum),
             ("temperature_final", s.temperature_final),
             ("dirichlet_alpha", s.dirichlet_alpha),
@@ -542,7 +548,12 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets.toml");
         let table: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         // The Makefile's train-default targets name these.
-        for name in ["default-15x15", "default-15x15-finetune", "default-15x15-standard", "default-15x15-renju"] {
+        for name in [
+            "default-15x15",
+            "default-15x15-finetune",
+            "default-15x15-standard",
+            "default-15x15-renju",
+        ] {
             assert!(table.contains_key(name), "{name}");
         }
         for name in table.keys() {

@@ -1,6 +1,8 @@
 //! The policy/value network in tch, the network contract of `engine::net` with BatchNorm after
 //! every trunk and head conv (training mode while learning, running statistics at eval), and its
-//! export: BN folded into the convs, giving `engine::net::NetWeights` for the ONNX writer.
+//! export: BN folded into the convs, giving `engine::net::NetWeights` for the ONNX writer. A
+//! training run may add an auxiliary head (the opponent's reply, KataGo's auxiliary policy
+//! target) that shapes the trunk and is never exported.
 //!
 //! Depends on tch and `engine::net` (shapes, folding) only; no games, no files.
 
@@ -89,10 +91,31 @@ pub struct Net {
     value_conv: ConvBn,
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
+    /// The auxiliary head (training only, never exported): the opponent's reply, from the policy
+    /// head's features.
+    opponent_policy_out: Option<nn::Conv2D>,
+}
+
+/// Variables whose names start with this belong to training-only heads: a checkpoint saved
+/// without them still resumes (they start fresh), and exports and evaluators leave them out.
+pub const AUX_HEAD_PREFIX: &str = "aux_";
+
+/// What one forward pass gives: policy logits `[n, h*w]`, value `[n]` in [-1, 1], and the
+/// opponent-reply logits `[n, h*w]` when the net has that head.
+pub struct Heads {
+    pub policy: Tensor,
+    pub value: Tensor,
+    pub opponent_policy: Option<Tensor>,
 }
 
 impl Net {
+    /// The network an evaluator or an export needs: policy and value heads.
     pub fn new(vs: &nn::Path, config: NetConfig) -> Net {
+        Net::for_training(vs, config, false)
+    }
+
+    /// The network with, where `opponent_policy` is set, the auxiliary opponent-reply head.
+    pub fn for_training(vs: &nn::Path, config: NetConfig, opponent_policy: bool) -> Net {
         let c = config.channels as i64;
         let blocks = (0..config.blocks)
             .map(|i| {
@@ -124,23 +147,33 @@ impl Net {
                 1,
                 Default::default(),
             ),
+            opponent_policy_out: opponent_policy.then(|| {
+                let name = format!("{AUX_HEAD_PREFIX}opponent_policy_out");
+                nn::conv2d(vs / name, pc, 1, 1, Default::default())
+            }),
         }
     }
 
     /// `x` is `[n, planes, h, w]`; returns (policy logits `[n, h*w]`, value `[n]` in [-1, 1]).
     pub fn forward(&self, x: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let h = self.forward_heads(x, train);
+        (h.policy, h.value)
+    }
+
+    /// Every head of the network on `x` (`[n, planes, h, w]`).
+    pub fn forward_heads(&self, x: &Tensor, train: bool) -> Heads {
         let mut t = self.stem.forward(x, train).relu();
         for (a, b) in &self.blocks {
             let y = a.forward(&t, train).relu();
             t = (b.forward(&y, train) + &t).relu();
         }
         let n = x.size()[0];
-        let p = self
-            .policy_conv
-            .forward(&t, train)
-            .relu()
-            .apply(&self.policy_out)
-            .view([n, -1]);
+        let policy_features = self.policy_conv.forward(&t, train).relu();
+        let p = policy_features.apply(&self.policy_out).view([n, -1]);
+        let opponent_policy = self
+            .opponent_policy_out
+            .as_ref()
+            .map(|head| policy_features.apply(head).view([n, -1]));
         let v = self.value_conv.forward(&t, train).relu();
         // Each channel's mean, then its max (the ONNX graph's order).
         let v = Tensor::cat(
@@ -156,7 +189,11 @@ impl Net {
             .apply(&self.value_fc2)
             .tanh()
             .view([n]);
-        (p, v)
+        Heads {
+            policy: p,
+            value: v,
+            opponent_policy,
+        }
     }
 
     /// The eval-mode network with BN folded: what the ONNX file holds.

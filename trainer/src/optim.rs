@@ -158,7 +158,8 @@ impl Optimizer {
         out
     }
 
-    /// Restores `state`; every buffer must be present with the right size.
+    /// Restores `state`; every buffer must be present with the right size, except those of
+    /// training-only heads (`model::AUX_HEAD_PREFIX`), which stay at zero when missing.
     pub fn load_state(&mut self, state: &[(String, Vec<f32>)], steps: u64) -> Result<(), String> {
         let find = |k: &str| state.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         for ((name, _), (m, v)) in self
@@ -168,7 +169,14 @@ impl Optimizer {
         {
             for (prefix, buf) in [("m", &mut *m), ("v", &mut *v)] {
                 let key = format!("{prefix}.{name}");
-                let data = find(&key).ok_or_else(|| format!("optimizer state `{key}` missing"))?;
+                let Some(data) = find(&key) else {
+                    // A training-only head the checkpoint was saved without starts fresh, its
+                    // moments at zero (`checkpoint::restore`).
+                    if name.starts_with(crate::model::AUX_HEAD_PREFIX) {
+                        continue;
+                    }
+                    return Err(format!("optimizer state `{key}` missing"));
+                };
                 if data.len() as i64 != buf.numel() as i64 {
                     return Err(format!(
                         "optimizer state `{key}`: {} values, expected {}",

@@ -59,6 +59,9 @@ pub struct Sample {
     pub planes: Vec<f32>,
     pub policy: Vec<f32>,
     pub value: f32,
+    /// The opponent's reply: the next ply's policy target on this position's board (the
+    /// auxiliary target); empty when the game ends here or the next ply has no target.
+    pub opponent_policy: Vec<f32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -86,30 +89,35 @@ pub fn board_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Board, Strin
     Ok(b)
 }
 
-/// The example at `ply` of `rec` under symmetry `sym`.
-pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, String> {
+/// The policy target `rec` recorded at `ply`, as probabilities over the board under symmetry
+/// `sym`; None where that ply has no target (or there is no such ply).
+fn policy_target(rec: &GameRecord, ply: usize, sym: usize) -> Option<Vec<f32>> {
     let n = rec.board_size as usize;
-    let board = board_at(rec, ply, sym)?;
-    let mut planes = vec![0f32; features::input_len(&board)];
-    features::encode(&board, &mut planes);
-    let mut policy = vec![0f32; n * n];
-    let visits = rec
-        .visits
-        .get(ply)
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| format!("no policy target at ply {ply}"))?;
+    let visits = rec.visits.get(ply).filter(|v| !v.is_empty())?;
     let total: u64 = visits.iter().map(|v| v.1 as u64).sum();
+    let mut policy = vec![0f32; n * n];
     for &(i, v) in visits {
         if (i as usize) < n * n && total > 0 {
             policy[symmetry::map_index(sym, n, i as usize)] += v as f32 / total as f32;
         }
     }
+    Some(policy)
+}
+
+/// The example at `ply` of `rec` under symmetry `sym`.
+pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, String> {
+    let board = board_at(rec, ply, sym)?;
+    let mut planes = vec![0f32; features::input_len(&board)];
+    features::encode(&board, &mut planes);
+    let policy =
+        policy_target(rec, ply, sym).ok_or_else(|| format!("no policy target at ply {ply}"))?;
     // Black moves at even plies; the outcome is from black's side.
     let sign = if ply.is_multiple_of(2) { 1.0 } else { -1.0 };
     Ok(Sample {
         planes,
         policy,
         value: sign * rec.outcome as f32,
+        opponent_policy: policy_target(rec, ply + 1, sym).unwrap_or_default(),
     })
 }
 

@@ -65,6 +65,8 @@ struct SelfPlayed {
 struct Trained {
     policy_loss: f64,
     value_loss: f64,
+    /// The auxiliary opponent-reply loss (`aux_policy_weight` > 0).
+    opponent_policy_loss: Option<f64>,
     samples_per_s: f64,
     /// The learning rate of the epoch's last step: the schedule depends on `--epochs` and the
     /// games an epoch, so a resumed run shows where it stands.
@@ -231,18 +233,23 @@ impl Run<'_> {
         let steps = steps_for(s, positions);
         let mut pb = Progress::new("train", steps);
         let t0 = Instant::now();
-        let (mut sum_p, mut sum_v, mut count, mut lr) = (0.0, 0.0, 0u64, 0.0);
+        let (mut sum_p, mut sum_v, mut sum_aux, mut count, mut lr) = (0.0, 0.0, 0.0, 0u64, 0.0);
         for k in 0..steps {
             let Some(l) = self.t.train_step(warn)? else {
                 break;
             };
             sum_p += l.policy;
             sum_v += l.value;
+            sum_aux += l.opponent_policy.unwrap_or(0.0);
             count += 1;
             lr = l.lr;
             if k % 10 == 0 || k + 1 == steps {
                 let step = self.t.step;
-                self.metrics.log("step", json!({"epoch": epoch, "step": step, "policy_loss": l.policy, "value_loss": l.value, "lr": l.lr}))?;
+                let mut line = json!({"epoch": epoch, "step": step, "policy_loss": l.policy, "value_loss": l.value, "lr": l.lr});
+                if let Some(aux) = l.opponent_policy {
+                    line["opponent_policy_loss"] = json!(aux);
+                }
+                self.metrics.log("step", line)?;
             }
             let samples = (k as usize + 1) * s.batch_size;
             pb.update(k + 1, || {
@@ -255,6 +262,7 @@ impl Run<'_> {
         let trained = Trained {
             policy_loss: sum_p / n,
             value_loss: sum_v / n,
+            opponent_policy_loss: (s.aux_policy_weight > 0.0).then_some(sum_aux / n),
             samples_per_s: (count as usize * s.batch_size) as f64 / seconds,
             lr,
         };
@@ -321,16 +329,21 @@ impl Run<'_> {
         let (step, games, window) = (self.t.step, self.t.games, self.t.replay.len());
         let (mp, mv) = (trained.policy_loss, trained.value_loss);
         let positions_per_s = played.positions as f64 / played.seconds;
-        self.metrics.log(
-            "epoch",
-            json!({"epoch": epoch, "step": step, "games": games, "positions": played.positions,
-                   "window": window, "policy_loss": mp, "value_loss": mv, "lr": trained.lr,
-                   "five_prior": five_prior,
-                   "selfplay_positions_per_s": positions_per_s,
-                   "train_samples_per_s": trained.samples_per_s, "device": device,
-                   "checkpoint": ck_path.display().to_string(), "onnx": onnx.display().to_string(),
-                   "eval": eval}),
-        )?;
+        let mut line = json!({"epoch": epoch, "step": step, "games": games, "positions": played.positions,
+               "window": window, "policy_loss": mp, "value_loss": mv, "lr": trained.lr,
+               "five_prior": five_prior,
+               "selfplay_positions_per_s": positions_per_s,
+               "train_samples_per_s": trained.samples_per_s, "device": device,
+               "checkpoint": ck_path.display().to_string(), "onnx": onnx.display().to_string(),
+               "eval": eval});
+        let aux = match trained.opponent_policy_loss {
+            Some(aux) => {
+                line["opponent_policy_loss"] = json!(aux);
+                format!(", opponent policy {aux:.4}")
+            }
+            None => String::new(),
+        };
+        self.metrics.log("epoch", line)?;
         // The plot is a convenience: a failure to draw it is reported, never fatal to training.
         let title = format!(
             "fivezero {} {}x{} {}",
@@ -344,7 +357,7 @@ impl Run<'_> {
             warn(format!("{e:#}"));
         }
         eprintln!(
-            "epoch {epoch}/{}: games {games} (+{}), positions {} (window {window}), policy {mp:.4}, value {mv:.4}, \
+            "epoch {epoch}/{}: games {games} (+{}), positions {} (window {window}), policy {mp:.4}, value {mv:.4}{aux}, \
              prior on own fives {:.3} (top move in {:.0}% of {}), \
              self-play {positions_per_s:.0} pos/s, train {:.0} samples/s, step {step}, lr {:.2e}, device {device}",
             s.epochs,

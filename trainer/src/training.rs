@@ -25,38 +25,84 @@ use crate::replay::{Replay, Sample};
 use crate::rng::Rng;
 use crate::store;
 
-/// A training batch as device tensors: planes, policy targets, value targets.
-pub fn batch_tensors(samples: &[Sample], size: usize, device: Device) -> (Tensor, Tensor, Tensor) {
+/// A training batch as device tensors.
+pub struct Batch {
+    /// `[n, planes, size, size]`.
+    pub planes: Tensor,
+    /// `[n, size*size]` policy targets.
+    pub policy: Tensor,
+    /// `[n]` value targets.
+    pub value: Tensor,
+    /// `[n, size*size]` opponent-reply targets, a row of zeros where a sample has none.
+    pub opponent_policy: Tensor,
+    /// Samples with an opponent-reply target.
+    pub opponent_targets: usize,
+}
+
+pub fn batch_tensors(samples: &[Sample], size: usize, device: Device) -> Batch {
     let n = samples.len() as i64;
     let s = size as i64;
-    let mut planes = Vec::with_capacity(samples.len() * features::PLANES * size * size);
-    let mut policy = Vec::with_capacity(samples.len() * size * size);
+    let cells = size * size;
+    let mut planes = Vec::with_capacity(samples.len() * features::PLANES * cells);
+    let mut policy = Vec::with_capacity(samples.len() * cells);
     let mut value = Vec::with_capacity(samples.len());
+    let mut opponent = Vec::with_capacity(samples.len() * cells);
+    let mut opponent_targets = 0;
     for x in samples {
         planes.extend_from_slice(&x.planes);
         policy.extend_from_slice(&x.policy);
         value.push(x.value);
+        if x.opponent_policy.len() == cells {
+            opponent.extend_from_slice(&x.opponent_policy);
+            opponent_targets += 1;
+        } else {
+            opponent.resize(opponent.len() + cells, 0.0);
+        }
     }
-    (
-        Tensor::from_slice(&planes)
+    Batch {
+        planes: Tensor::from_slice(&planes)
             .view([n, features::PLANES as i64, s, s])
             .to_device(device),
-        Tensor::from_slice(&policy)
+        policy: Tensor::from_slice(&policy)
             .view([n, s * s])
             .to_device(device),
-        Tensor::from_slice(&value).to_device(device),
-    )
+        value: Tensor::from_slice(&value).to_device(device),
+        opponent_policy: Tensor::from_slice(&opponent)
+            .view([n, s * s])
+            .to_device(device),
+        opponent_targets,
+    }
 }
 
-/// (policy cross-entropy, value MSE) of `net` in training mode on one batch.
-pub fn losses(net: &Net, x: &Tensor, target_p: &Tensor, target_v: &Tensor) -> (Tensor, Tensor) {
-    let (logits, v) = net.forward(x, true);
+/// The losses of one batch.
+pub struct Losses {
+    /// Policy cross-entropy.
+    pub policy: Tensor,
+    /// Value MSE.
+    pub value: Tensor,
+    /// The opponent-reply cross-entropy over the samples that have that target; None without
+    /// the head.
+    pub opponent_policy: Option<Tensor>,
+}
+
+/// Cross-entropy of `logits` against the target rows of `target`, summed over the board and
+/// divided by `rows`.
+fn cross_entropy(logits: &Tensor, target: &Tensor, rows: usize) -> Tensor {
     let logp = logits.log_softmax(1, Kind::Float);
-    let pl = -(target_p * logp)
-        .sum_dim_intlist(1, false, Kind::Float)
-        .mean(Kind::Float);
-    let vl = (v - target_v).square().mean(Kind::Float);
-    (pl, vl)
+    -(target * logp).sum(Kind::Float) / rows.max(1) as f64
+}
+
+/// The losses of `net` in training mode on one batch.
+pub fn losses(net: &Net, b: &Batch) -> Losses {
+    let heads = net.forward_heads(&b.planes, true);
+    let rows = b.value.size()[0] as usize;
+    Losses {
+        policy: cross_entropy(&heads.policy, &b.policy, rows),
+        value: (heads.value - &b.value).square().mean(Kind::Float),
+        opponent_policy: heads
+            .opponent_policy
+            .map(|logits| cross_entropy(&logits, &b.opponent_policy, b.opponent_targets)),
+    }
 }
 
 /// What one training step measured.
@@ -64,6 +110,8 @@ pub fn losses(net: &Net, x: &Tensor, target_p: &Tensor, target_v: &Tensor) -> (T
 pub struct StepLosses {
     pub policy: f64,
     pub value: f64,
+    /// The auxiliary opponent-reply loss, when the net has that head.
+    pub opponent_policy: Option<f64>,
     pub lr: f64,
 }
 
@@ -92,6 +140,8 @@ pub struct Trainer {
     /// The rule self-play plays: with the board size, what exported models claim.
     rule: engine::game::Rule,
     batch_size: usize,
+    /// The weight of the opponent-reply loss (`aux_policy_weight`; 0: no such head).
+    aux_policy_weight: f64,
     vs: nn::VarStore,
     net: Net,
     opt: Optimizer,
@@ -119,7 +169,7 @@ impl Trainer {
     ) -> anyhow::Result<Trainer> {
         let config = s.model_preset.config();
         let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), config);
+        let net = Net::for_training(&vs.root(), config, s.aux_policy_weight > 0.0);
         let mut optim = OptimConfig {
             kind: s.optimizer,
             lr: s.lr,
@@ -148,6 +198,7 @@ impl Trainer {
             board_size: s.board_size,
             rule: s.rule,
             batch_size: s.batch_size,
+            aux_policy_weight: s.aux_policy_weight,
             vs,
             net,
             opt,
@@ -202,7 +253,13 @@ impl Trainer {
                 self.preset
             );
         }
-        checkpoint::restore(&self.vs, &ck.weights).map_err(anyhow::Error::msg)?;
+        let fresh = checkpoint::restore(&self.vs, &ck.weights).map_err(anyhow::Error::msg)?;
+        if !fresh.is_empty() {
+            warn(format!(
+                "the checkpoint has no {}: that training-only head starts fresh",
+                fresh.join(", ")
+            ));
+        }
         self.opt
             .load_state(&ck.optimizer, ck.step)
             .map_err(anyhow::Error::msg)?;
@@ -258,21 +315,32 @@ impl Trainer {
         if samples.is_empty() {
             return Ok(None);
         }
-        let (x, tp, tv) = batch_tensors(&samples, self.board_size, self.device);
-        let (pl, vl) = losses(&self.net, &x, &tp, &tv);
-        let loss = &pl + &vl;
+        let batch = batch_tensors(&samples, self.board_size, self.device);
+        let l = losses(&self.net, &batch);
+        let mut loss = &l.policy + &l.value;
+        if let Some(aux) = &l.opponent_policy {
+            loss += aux * self.aux_policy_weight;
+        }
         self.opt.zero_grad();
         loss.backward();
         let lr = self.opt.step();
         self.step += 1;
-        let (policy, value) = (pl.double_value(&[]), vl.double_value(&[]));
-        if !policy.is_finite() || !value.is_finite() {
+        let (policy, value) = (l.policy.double_value(&[]), l.value.double_value(&[]));
+        let opponent_policy = l.opponent_policy.map(|t| t.double_value(&[]));
+        if !policy.is_finite() || !value.is_finite() || !opponent_policy.unwrap_or(0.0).is_finite()
+        {
             anyhow::bail!(
-                "loss is not finite at step {} (policy {policy}, value {value}): lower --lr",
+                "loss is not finite at step {} (policy {policy}, value {value}, opponent policy \
+                 {opponent_policy:?}): lower --lr",
                 self.step
             );
         }
-        Ok(Some(StepLosses { policy, value, lr }))
+        Ok(Some(StepLosses {
+            policy,
+            value,
+            opponent_policy,
+            lr,
+        }))
     }
 
     /// Copies the trained weights into `net` (a self-play or probe evaluator).

@@ -180,3 +180,70 @@ fn transfer_rule_plays_the_new_rule_as_the_old() {
         "the folder's checkpoint is untouched"
     );
 }
+
+#[test]
+fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
+    use trainer::replay::{GameRecord, sample_at};
+    use trainer::training::{batch_tensors, losses};
+    tch::set_num_threads(1);
+    let config = Preset::Tiny.config();
+    // A 9x9 game whose replies follow the previous move (white answers one point to the right),
+    // so the reply is predictable from the board.
+    let n = 9u16;
+    let mut moves = Vec::new();
+    for k in 0..8u16 {
+        let black = (k % 4) * 2 * n + (k / 4) * 4;
+        moves.extend([black, black + 1]);
+    }
+    let visits = moves.iter().map(|&m| vec![(m, 1)]).collect();
+    let rec = GameRecord {
+        board_size: 9,
+        rule: Rule::Freestyle.to_protocol(),
+        moves,
+        visits,
+        outcome: 0,
+        resigned: false,
+    };
+    let samples: Vec<_> = (0..rec.plies() - 1)
+        .flat_map(|ply| (0..8).map(move |sym| (ply, sym)))
+        .map(|(ply, sym)| sample_at(&rec, ply, sym).unwrap())
+        .collect();
+    let batch = batch_tensors(&samples, 9, Device::Cpu);
+    assert_eq!(batch.opponent_targets, samples.len());
+
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = Net::for_training(&vs.root(), config, true);
+    let fast = OptimConfig {
+        lr: 1e-2,
+        warmup_steps: 1,
+        ..OptimConfig::default()
+    };
+    let mut opt = Optimizer::new(&vs, fast);
+    let aux_loss = |net: &Net| {
+        losses(net, &batch)
+            .opponent_policy
+            .expect("the net has the head")
+            .double_value(&[])
+    };
+    let before = aux_loss(&net);
+    for _ in 0..60 {
+        let l = losses(&net, &batch);
+        let loss = l.policy + l.value + l.opponent_policy.unwrap() * 0.5;
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+    }
+    let after = aux_loss(&net);
+    eprintln!("opponent-reply loss {before:.3} -> {after:.3}");
+    assert!(
+        after < 0.5 * before,
+        "opponent-reply loss {before} -> {after}"
+    );
+
+    // The export is the plain network's: the same parameters, and a net without the head has no
+    // such loss.
+    assert_eq!(net.export().unwrap().param_count(), config.param_count());
+    let plain_vs = nn::VarStore::new(Device::Cpu);
+    let plain = Net::new(&plain_vs.root(), config);
+    assert!(losses(&plain, &batch).opponent_policy.is_none());
+}

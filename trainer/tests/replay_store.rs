@@ -61,6 +61,29 @@ fn symmetry_moves_planes_policy_and_last_move_together() {
 }
 
 #[test]
+fn the_opponent_target_is_the_next_plys_target_on_the_same_board() {
+    let mut rec = record();
+    // The cheap search of playout-cap randomization at ply 2: played, no target.
+    rec.visits[2].clear();
+    let area = 49;
+    for sym in 0..symmetry::COUNT {
+        let first = sample_at(&rec, 0, sym).unwrap();
+        let next = sample_at(&rec, 1, sym).unwrap();
+        assert_eq!(
+            first.opponent_policy, next.policy,
+            "ply 0's opponent target is ply 1's target, sym {sym}"
+        );
+        let reply = symmetry::map_index(sym, 7, rec.moves[1] as usize);
+        assert!((first.opponent_policy[reply] - 0.75).abs() < 1e-6);
+        assert!((first.opponent_policy.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert_eq!(first.opponent_policy.len(), area);
+    }
+    // Ply 1's reply (ply 2) has no target, and the last ply has no reply at all.
+    assert!(sample_at(&rec, 1, 0).unwrap().opponent_policy.is_empty());
+    assert!(sample_at(&rec, 4, 3).unwrap().opponent_policy.is_empty());
+}
+
+#[test]
 fn eight_symmetries_of_an_asymmetric_position_are_distinct_and_invert() {
     let rec = record();
     let boards: Vec<Vec<f32>> = (0..symmetry::COUNT)

@@ -39,7 +39,8 @@ fn trains_checkpoints_exports_and_resumes() {
     assert!(sum.last_vs_uniform.is_some(), "evaluation ran at epoch 2");
     let models = dir.path().join("models");
     assert!(models.join("latest.onnx").is_file());
-    let png = std::fs::read(dir.path().join("training.png")).expect("training.png drawn every epoch");
+    let png =
+        std::fs::read(dir.path().join("training.png")).expect("training.png drawn every epoch");
     assert_eq!(&png[..4], b"\x89PNG");
     assert!(
         models.join("model-000001.onnx").is_file() && models.join("model-000002.onnx").is_file()
@@ -54,11 +55,18 @@ fn trains_checkpoints_exports_and_resumes() {
     ] {
         assert!(metrics.contains(kind), "{kind} missing from metrics");
     }
-    let eval_line = metrics.lines().find(|l| l.contains("\"kind\":\"eval\"")).unwrap();
+    let eval_line = metrics
+        .lines()
+        .find(|l| l.contains("\"kind\":\"eval\""))
+        .unwrap();
     let eval: serde_json::Value = serde_json::from_str(eval_line).unwrap();
     let classical = &eval["vs_classical"];
     let games = ["wins", "draws", "losses"].map(|k| classical[k].as_u64().unwrap());
-    assert_eq!(games.iter().sum::<u64>(), 2, "one pair against the classical evaluator: {eval}");
+    assert_eq!(
+        games.iter().sum::<u64>(),
+        2,
+        "one pair against the classical evaluator: {eval}"
+    );
     // The exported model loads in the engine's runtime.
     engine::eval::onnx::OnnxModel::load(
         models.join("latest.onnx"),
@@ -105,18 +113,62 @@ fn trains_checkpoints_exports_and_resumes() {
         ..settings(dir.path(), epochs)
     };
     run(&keep(5)).unwrap();
-    let epochs: Vec<u64> = checkpoint::list(dir.path()).into_iter().map(|(e, _)| e).collect();
+    let epochs: Vec<u64> = checkpoint::list(dir.path())
+        .into_iter()
+        .map(|(e, _)| e)
+        .collect();
     assert_eq!(epochs, [5, 4]);
     let mut exports: Vec<String> = std::fs::read_dir(&models)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     exports.sort();
-    assert_eq!(exports, ["latest.onnx", "model-000004.onnx", "model-000005.onnx"]);
+    assert_eq!(
+        exports,
+        ["latest.onnx", "model-000004.onnx", "model-000005.onnx"]
+    );
     let sum = run(&keep(6)).unwrap();
     assert_eq!(
         sum.resumed_from.as_deref(),
         Some(checkpoint::path_for(dir.path(), 5).as_path())
     );
     assert_eq!(checkpoint::list(dir.path()).len(), 2);
+
+    // The auxiliary opponent-reply head turned on resumes the checkpoint saved without it (the
+    // head starts fresh), logs its loss, is saved in the checkpoint and left out of the export;
+    // turned off again, the run resumes the checkpoint that has it.
+    let aux = |epochs| Settings {
+        aux_policy_weight: 0.15,
+        ..keep(epochs)
+    };
+    let sum = run(&aux(7)).unwrap();
+    assert_eq!(
+        sum.resumed_from.as_deref(),
+        Some(checkpoint::path_for(dir.path(), 6).as_path())
+    );
+    let ck = checkpoint::load(&checkpoint::path_for(dir.path(), 7)).unwrap();
+    assert!(ck.weights.iter().any(|w| w.name.starts_with("aux_")));
+    assert!(ck.optimizer.iter().any(|(name, _)| name.contains("aux_")));
+    let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
+    let last_epoch: serde_json::Value = serde_json::from_str(
+        metrics
+            .lines()
+            .rfind(|l| l.contains("\"kind\":\"epoch\""))
+            .unwrap(),
+    )
+    .unwrap();
+    let aux_loss = last_epoch["opponent_policy_loss"].as_f64().unwrap();
+    assert!(aux_loss.is_finite() && aux_loss > 0.0, "{last_epoch}");
+    let size = |epoch: u64| {
+        std::fs::metadata(models.join(format!("model-{epoch:06}.onnx")))
+            .unwrap()
+            .len()
+    };
+    assert_eq!(size(7), size(6), "the export has no auxiliary head");
+    let sum = run(&keep(8)).unwrap();
+    assert_eq!(
+        sum.resumed_from.as_deref(),
+        Some(checkpoint::path_for(dir.path(), 7).as_path())
+    );
+    assert_eq!(sum.epochs_done, 8);
 }

@@ -211,6 +211,10 @@ impl Run<'_> {
         let mean_batch = report.leaves as f64 / report.forwards.max(1) as f64;
         let (forward_share, forwards) =
             (report.forward_time.as_secs_f64() / seconds, report.forwards);
+        // The outcomes (black's wins, draws, white's wins): whether a draw is a result the value
+        // head ever sees, and how far the first move's edge goes.
+        let outcome = |o: i8| report.games.iter().filter(|g| g.outcome == o).count();
+        let (black_wins, draws, white_wins) = (outcome(1), outcome(0), outcome(-1));
         let chunk = self.t.replay.add_chunk(report.games)?;
         self.metrics.log(
             "selfplay",
@@ -219,6 +223,7 @@ impl Run<'_> {
                    "games_per_hour": s.selfplay_games as f64 * 3600.0 / seconds,
                    "forward_share": forward_share, "forwards": forwards, "mean_batch": mean_batch,
                    "resigned": resigned, "false_resigns": false_resigns,
+                   "black_wins": black_wins, "draws": draws, "white_wins": white_wins,
                    "chunk": chunk.display().to_string()}),
         )?;
         Ok(SelfPlayed {

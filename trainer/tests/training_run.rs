@@ -55,6 +55,19 @@ fn trains_checkpoints_exports_and_resumes() {
     ] {
         assert!(metrics.contains(kind), "{kind} missing from metrics");
     }
+    let selfplay_line = metrics
+        .lines()
+        .find(|l| l.contains("\"kind\":\"selfplay\""))
+        .unwrap();
+    let selfplay: serde_json::Value = serde_json::from_str(selfplay_line).unwrap();
+    let outcomes: u64 = ["black_wins", "draws", "white_wins"]
+        .map(|k| selfplay[k].as_u64().unwrap())
+        .iter()
+        .sum();
+    assert_eq!(
+        outcomes, 4,
+        "every game of the epoch has one outcome: {selfplay}"
+    );
     let eval_line = metrics
         .lines()
         .find(|l| l.contains("\"kind\":\"eval\""))

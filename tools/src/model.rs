@@ -2,6 +2,8 @@
 //! about itself (preset, shape, parameters, feature version, step, board sizes) after loading it
 //! in ONNX Runtime and running a probe position (outputs must be finite); `random` writes a
 //! randomly initialised network of a preset with the project's own ONNX writer (`engine::net`);
+//! `quantize` writes the int8 export of an fp32 file and `compare` measures how closely one model
+//! follows another on this CPU; `claim` sets the rules and sizes a file plays;
 //! `bench` measures every preset on this CPU (random weights: speed does not depend on them).
 //!
 //! Depends on `engine::net` and `engine::eval` (the ONNX backend and the input features).
@@ -51,6 +53,22 @@ pub enum ModelCmd {
         #[arg(long, default_value_t = 15)]
         size: usize,
     },
+    /// How closely model B follows model A on this CPU: the share of positions with the same best
+    /// move and the mean |value difference|, on positions of classical games of A's rule (the
+    /// held-out positions of `quantize` and as many more as asked). For an int8 file against its
+    /// fp32 source, on the CPU that will run it.
+    Compare {
+        /// The reference .onnx file (an fp32 export).
+        a: PathBuf,
+        /// The .onnx file to compare with it.
+        b: PathBuf,
+        /// Positions to compare on.
+        #[arg(long, default_value_t = 1024)]
+        positions: usize,
+        /// Board size of the positions.
+        #[arg(long, default_value_t = 15)]
+        size: usize,
+    },
     /// Copies a model file with its claim set: the rules and board sizes it was trained for (or
     /// measured on). The engine plays the network only in games it claims, the classical
     /// evaluator elsewhere.
@@ -88,6 +106,12 @@ pub fn run(args: Args) -> Result<(), String> {
             positions,
             size,
         } => quantize(&file, &out, positions, size),
+        ModelCmd::Compare {
+            a,
+            b,
+            positions,
+            size,
+        } => compare(&a, &b, positions, size),
         ModelCmd::Bench { search_ms, ort_ms } => bench(search_ms, ort_ms),
         ModelCmd::Claim {
             file,
@@ -252,6 +276,43 @@ fn agreement(
     Ok((same as f64 / n, dv / n))
 }
 
+/// Seed of the positions `quantize` calibrates on; `HELD_OUT_SEED`'s are the agreement check's.
+const CALIBRATION_SEED: u64 = 1;
+const HELD_OUT_SEED: u64 = 2;
+
+fn load(file: &std::path::Path) -> Result<OnnxModel, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    OnnxModel::from_bytes(&bytes, 1, Device::Cpu).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// The rule whose positions a model is measured on: the first it claims (freestyle for a model
+/// that claims any).
+fn model_rule(model: &OnnxModel) -> Rule {
+    model.meta().rules.first().copied().unwrap_or(Rule::Freestyle)
+}
+
+fn compare(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    positions: usize,
+    size: usize,
+) -> Result<(), String> {
+    OnnxRuntime::init().map_err(|e| e.to_string())?;
+    let (mut ma, mut mb) = (load(a)?, load(b)?);
+    let rule = model_rule(&ma);
+    let held_out = game_positions(positions.max(1), size, rule, HELD_OUT_SEED)?;
+    let (top1, dv) = agreement(&mut ma, &mut mb, &held_out, size)?;
+    println!(
+        "{} against {} on {} {rule} {size}x{size} positions: same best move {:.1}%, \
+         mean |value difference| {dv:.4}",
+        b.display(),
+        a.display(),
+        held_out.len(),
+        100.0 * top1
+    );
+    Ok(())
+}
+
 fn quantize(
     file: &std::path::Path,
     out: &std::path::Path,
@@ -260,17 +321,16 @@ fn quantize(
 ) -> Result<(), String> {
     OnnxRuntime::init().map_err(|e| e.to_string())?;
     let fp32 = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut model = OnnxModel::from_bytes(&fp32, 1, Device::Cpu)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut model = load(file)?;
     // The positions of the rule the model plays: its rule plane is on there, and renju adds the
     // forbidden-point plane, so freestyle positions would calibrate other activations.
-    let rule = model.meta().rules.first().copied().unwrap_or(Rule::Freestyle);
-    let calibration = game_positions(positions.max(1), size, rule, 1)?;
+    let rule = model_rule(&model);
+    let calibration = game_positions(positions.max(1), size, rule, CALIBRATION_SEED)?;
     let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, size, size)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu)
         .map_err(|e| format!("ONNX Runtime refuses the int8 export: {e}"))?;
-    let held_out = game_positions(positions.max(1), size, rule, 2)?;
+    let held_out = game_positions(positions.max(1), size, rule, HELD_OUT_SEED)?;
     let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
     engine::net::write_atomic(out, &int8).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(

@@ -1,6 +1,6 @@
 //! `fivezero-tools model` over the real binary: a random model is written and inspected; a
 //! missing, garbage, truncated, other-feature-version or non-finite file is a clear error with a
-//! non-zero exit and no panic; `bench` prints a line for every preset.
+//! non-zero exit and no panic; `bench` prints a line for every preset; `compare` measures agreement.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -145,4 +145,31 @@ fn claim_sets_the_rules_and_sizes_a_model_plays() {
     let (code, text) = tools(&["model", "claim", garbage.to_str().unwrap(), "--out", bad.to_str().unwrap()]);
     assert_eq!(code, 2, "{text}");
     assert!(!bad.exists() && !text.contains("panicked"), "{text}");
+}
+
+/// `model compare`: a model agrees fully with itself, a network of other weights does not, and a
+/// file that is not a model is a clear error.
+#[test]
+fn compare_measures_how_closely_one_model_follows_another() {
+    let (a, b) = (scratch("cmp-a.onnx"), scratch("cmp-b.onnx"));
+    for (path, seed) in [(&a, "1"), (&b, "2")] {
+        let (code, text) = tools(&[
+            "model", "random", "--preset", "tiny", "--seed", seed, "--out", path.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{text}");
+    }
+    let compare = |x: &Path, y: &Path| {
+        tools(&["model", "compare", x.to_str().unwrap(), y.to_str().unwrap(), "--positions", "24"])
+    };
+    let (code, text) = compare(&a, &a);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("on 24 freestyle 15x15 positions: same best move 100.0%, mean |value difference| 0.0000"), "{text}");
+    let (code, text) = compare(&a, &b);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("100.0%") && !text.contains("0.0000"), "{text}");
+    let garbage = scratch("cmp-garbage.onnx");
+    std::fs::write(&garbage, b"not a network").unwrap();
+    let (code, text) = compare(&a, &garbage);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("cmp-garbage.onnx") && !text.contains("panicked"), "{text}");
 }

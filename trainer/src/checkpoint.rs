@@ -148,7 +148,7 @@ pub fn capture(vs: &nn::VarStore) -> Vec<NamedTensor> {
 }
 
 /// Copies `tensors` into the variables of `vs`; every variable must be present with its shape,
-/// except those of training-only heads (`model::AUX_HEAD_PREFIX`), which keep their fresh values
+/// except those of training-only heads (`model::is_training_only`), which keep their fresh values
 /// when missing (a run that turns such a head on resumes a checkpoint saved without it). Returns
 /// the names of the variables left fresh; variables of `tensors` that `vs` lacks are ignored.
 pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<Vec<String>, String> {
@@ -157,7 +157,7 @@ pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<Vec<String>
     let mut fresh = Vec::new();
     for (name, mut t) in vars {
         let Some(src) = tensors.iter().find(|n| n.name == name) else {
-            if name.starts_with(crate::model::AUX_HEAD_PREFIX) {
+            if crate::model::is_training_only(&name) {
                 fresh.push(name);
                 continue;
             }

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use trainer::config::{self, Resolved, Settings};
 use trainer::distributed::cli::Command as Distributed;
@@ -63,6 +64,17 @@ enum Command {
         #[arg(long)]
         from_rule: engine::game::Rule,
     },
+    /// Writes the ONNX file of a checkpoint (as its epoch's export: BatchNorm folded, training-only
+    /// heads left out), claiming --rule on --board-size. For a kept checkpoint whose run folder
+    /// no longer has its exports; quantize it with `fivezero-tools model quantize`.
+    Export {
+        /// The checkpoint (`ckpt-NNNNNN.bin`).
+        #[arg(long)]
+        checkpoint: PathBuf,
+        /// The ONNX file to write (replaced atomically).
+        #[arg(long)]
+        out: PathBuf,
+    },
     #[command(flatten)]
     Distributed(Distributed),
 }
@@ -96,6 +108,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         command,
         Some(
             Command::Curve { .. }
+                | Command::Export { .. }
                 | Command::Distributed(Distributed::SelfplayWorker(_) | Distributed::Monitor(_))
         )
     );
@@ -139,6 +152,21 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
                 path.display(),
                 s.rule,
                 s.rule
+            );
+            return Ok(());
+        }
+        Some(Command::Export { checkpoint, out }) => {
+            let s = &r.settings;
+            let bytes = trainer::training::export_checkpoint(&checkpoint, s.rule, s.board_size)?;
+            trainer::store::write_atomic(&out, &bytes).with_context(|| format!("writing {}", out.display()))?;
+            eprintln!(
+                "export: {} -> {} ({} bytes, claims {} on {}x{})",
+                checkpoint.display(),
+                out.display(),
+                bytes.len(),
+                s.rule,
+                s.board_size,
+                s.board_size
             );
             return Ok(());
         }

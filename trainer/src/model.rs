@@ -100,6 +100,12 @@ pub struct Net {
 /// without them still resumes (they start fresh), and exports and evaluators leave them out.
 pub const AUX_HEAD_PREFIX: &str = "aux_";
 
+/// Whether variable `name` (or an optimizer buffer of it) belongs to a training-only head: such a
+/// variable may be missing from a checkpoint, and then starts fresh.
+pub fn is_training_only(name: &str) -> bool {
+    name.starts_with(AUX_HEAD_PREFIX)
+}
+
 /// What one forward pass gives: policy logits `[n, h*w]`, value `[n]` in [-1, 1], and the
 /// opponent-reply logits `[n, h*w]` when the net has that head.
 pub struct Heads {

@@ -159,7 +159,7 @@ impl Optimizer {
     }
 
     /// Restores `state`; every buffer must be present with the right size, except those of
-    /// training-only heads (`model::AUX_HEAD_PREFIX`), which stay at zero when missing.
+    /// training-only heads (`model::is_training_only`), which stay at zero when missing.
     pub fn load_state(&mut self, state: &[(String, Vec<f32>)], steps: u64) -> Result<(), String> {
         let find = |k: &str| state.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         for ((name, _), (m, v)) in self
@@ -172,7 +172,7 @@ impl Optimizer {
                 let Some(data) = find(&key) else {
                     // A training-only head the checkpoint was saved without starts fresh, its
                     // moments at zero (`checkpoint::restore`).
-                    if name.starts_with(crate::model::AUX_HEAD_PREFIX) {
+                    if crate::model::is_training_only(&name) {
                         continue;
                     }
                     return Err(format!("optimizer state `{key}` missing"));

@@ -395,13 +395,7 @@ impl Trainer {
     /// The network as an ONNX file (BatchNorm folded, metadata with the step, and the rule and
     /// board size it was trained for as its claim: the engine plays it only there).
     pub fn onnx(&self) -> anyhow::Result<Vec<u8>> {
-        let weights = self.net.export().context("folding BatchNorm for export")?;
-        let meta = ModelMeta {
-            rules: vec![self.rule],
-            board_sizes: vec![self.board_size],
-            ..ModelMeta::for_config(&self.config(), self.step)
-        };
-        Ok(onnx_bytes(&weights, &meta)?)
+        onnx_of(&self.net, &self.config(), self.step, self.rule, self.board_size)
     }
 
     /// Writes the ONNX model as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically
@@ -459,6 +453,55 @@ impl Trainer {
     pub fn best(&self) -> (u64, f64) {
         self.best.as_ref().map_or((0, 0.0), |b| (b.epoch, b.elo))
     }
+}
+
+/// `net` as an ONNX file: BatchNorm folded, training-only heads left out, metadata with `step`
+/// and the claim `rule` on `board_size` (the engine plays it only there).
+fn onnx_of(
+    net: &Net,
+    config: &NetConfig,
+    step: u64,
+    rule: engine::game::Rule,
+    board_size: usize,
+) -> anyhow::Result<Vec<u8>> {
+    let weights = net.export().context("folding BatchNorm for export")?;
+    let meta = ModelMeta {
+        rules: vec![rule],
+        board_sizes: vec![board_size],
+        ..ModelMeta::for_config(config, step)
+    };
+    Ok(onnx_bytes(&weights, &meta)?)
+}
+
+/// `trainer export`: the ONNX file of the checkpoint at `path` (its own preset), exactly as its
+/// run's epoch export would have been, claiming `rule` on `board_size`. For a checkpoint whose
+/// run folder no longer holds its export (the kept checkpoints of `runs-saved/`).
+pub fn export_checkpoint(
+    path: &Path,
+    rule: engine::game::Rule,
+    board_size: usize,
+) -> anyhow::Result<Vec<u8>> {
+    let ck = checkpoint::load(path).with_context(|| format!("reading {}", path.display()))?;
+    let preset: Preset = ck
+        .preset
+        .parse()
+        .with_context(|| format!("{}: preset `{}`", path.display(), ck.preset))?;
+    let config = preset.config();
+    if (ck.blocks, ck.channels) != (config.blocks, config.channels) {
+        anyhow::bail!(
+            "{}: the checkpoint says {} but holds {}x{}",
+            path.display(),
+            ck.preset,
+            ck.blocks,
+            ck.channels
+        );
+    }
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = Net::for_training(&vs.root(), config, false);
+    checkpoint::restore(&vs, &ck.weights)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("loading the weights of {}", path.display()))?;
+    onnx_of(&net, &config, ck.step, rule, board_size)
 }
 
 /// Writes `bytes` as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically.

@@ -1,5 +1,5 @@
 //! End to end on the tiny preset, 7x7: self-play, training, evaluation, checkpoints and ONNX
-//! export, then `--resume auto` continues (and falls back past a corrupt newest checkpoint).
+//! export (and `trainer export` of a kept checkpoint), then `--resume auto` continues (and falls back past a corrupt newest checkpoint).
 
 use trainer::checkpoint;
 use trainer::config::Settings;
@@ -46,6 +46,21 @@ fn trains_checkpoints_exports_and_resumes() {
         models.join("model-000001.onnx").is_file() && models.join("model-000002.onnx").is_file()
     );
     assert_eq!(checkpoint::list(dir.path()).len(), 2);
+    // `trainer export` gives a kept checkpoint the very file its epoch exported; a file that is
+    // not a checkpoint is a clear error.
+    let exported = trainer::training::export_checkpoint(
+        &checkpoint::path_for(dir.path(), 2),
+        s.rule,
+        s.board_size,
+    )
+    .unwrap();
+    assert!(
+        exported == std::fs::read(models.join("model-000002.onnx")).unwrap(),
+        "the export of ckpt-000002.bin differs from model-000002.onnx"
+    );
+    let err = trainer::training::export_checkpoint(&models.join("latest.onnx"), s.rule, 7)
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("latest.onnx"), "{err:#}");
     let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
     for kind in [
         "\"kind\":\"step\"",

@@ -175,6 +175,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
         "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed, "results": results,
     });
+    // The default folder is the profile's run folder, which a model compared from elsewhere may
+    // not have yet: the games just played must not end in an error.
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    }
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
     println!("trainer-eval: summary in {}", out.display());

@@ -280,9 +280,12 @@ fn agreement(
 const CALIBRATION_SEED: u64 = 1;
 const HELD_OUT_SEED: u64 = 2;
 
-fn load(file: &std::path::Path) -> Result<OnnxModel, String> {
+/// A model file's bytes and the model ONNX Runtime made of them.
+fn load(file: &std::path::Path) -> Result<(Vec<u8>, OnnxModel), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    OnnxModel::from_bytes(&bytes, 1, Device::Cpu).map_err(|e| format!("{}: {e}", file.display()))
+    let model = OnnxModel::from_bytes(&bytes, 1, Device::Cpu)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok((bytes, model))
 }
 
 /// The rule whose positions a model is measured on: the first it claims (freestyle for a model
@@ -298,7 +301,7 @@ fn compare(
     size: usize,
 ) -> Result<(), String> {
     OnnxRuntime::init().map_err(|e| e.to_string())?;
-    let (mut ma, mut mb) = (load(a)?, load(b)?);
+    let (mut ma, mut mb) = (load(a)?.1, load(b)?.1);
     let rule = model_rule(&ma);
     let held_out = game_positions(positions.max(1), size, rule, HELD_OUT_SEED)?;
     let (top1, dv) = agreement(&mut ma, &mut mb, &held_out, size)?;
@@ -320,8 +323,7 @@ fn quantize(
     size: usize,
 ) -> Result<(), String> {
     OnnxRuntime::init().map_err(|e| e.to_string())?;
-    let fp32 = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut model = load(file)?;
+    let (fp32, mut model) = load(file)?;
     // The positions of the rule the model plays: its rule plane is on there, and renju adds the
     // forbidden-point plane, so freestyle positions would calibrate other activations.
     let rule = model_rule(&model);

@@ -3,7 +3,9 @@
 //! (`<dir>/ckpt-NNNNNN.bin`, written atomically through `store`). `latest_valid` walks back from
 //! the newest file and skips (with a warning) any that fails to read.
 //!
-//! `transfer_rule` starts a run on one rule from a checkpoint trained on another.
+//! A checkpoint records the rule and board size it was trained on (format version 2); version 1
+//! files, which do not, still read, with both unknown. `transfer_rule` starts a run on one rule
+//! from a checkpoint trained on another.
 //!
 //! Depends on tch, `store`, `optim`, `rng`, and the engine's input planes (`features`).
 
@@ -19,7 +21,8 @@ use crate::rng::Rng;
 use crate::store::{self, StoreError};
 
 const MAGIC: [u8; 4] = *b"FZCK";
-const VERSION: u32 = 1;
+/// 2 added `rule` and `board_size`; version 1 files read through [`CheckpointV1`].
+const VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NamedTensor {
@@ -47,6 +50,49 @@ pub struct Checkpoint {
     pub optimizer: Vec<(String, Vec<f32>)>,
     /// Weights of the best network (empty while it is the initial one).
     pub best_weights: Vec<NamedTensor>,
+    /// The rule and board size self-play played (None: a version 1 file, which did not say).
+    pub rule: Option<Rule>,
+    pub board_size: Option<usize>,
+}
+
+/// The version 1 layout (no rule, no board size): read, never written.
+#[derive(Deserialize)]
+struct CheckpointV1 {
+    epoch: u64,
+    step: u64,
+    preset: String,
+    blocks: usize,
+    channels: usize,
+    rng: Rng,
+    next_chunk: u64,
+    games_played: u64,
+    best_epoch: u64,
+    best_elo: f64,
+    weights: Vec<NamedTensor>,
+    optimizer: Vec<(String, Vec<f32>)>,
+    best_weights: Vec<NamedTensor>,
+}
+
+impl From<CheckpointV1> for Checkpoint {
+    fn from(v1: CheckpointV1) -> Checkpoint {
+        Checkpoint {
+            epoch: v1.epoch,
+            step: v1.step,
+            preset: v1.preset,
+            blocks: v1.blocks,
+            channels: v1.channels,
+            rng: v1.rng,
+            next_chunk: v1.next_chunk,
+            games_played: v1.games_played,
+            best_epoch: v1.best_epoch,
+            best_elo: v1.best_elo,
+            weights: v1.weights,
+            optimizer: v1.optimizer,
+            best_weights: v1.best_weights,
+            rule: None,
+            board_size: None,
+        }
+    }
 }
 
 /// The first convolution's weights, `[channels, planes, k, k]`: the only variable that sees the
@@ -54,6 +100,29 @@ pub struct Checkpoint {
 const STEM_WEIGHT: &str = "stem.conv.weight";
 
 impl Checkpoint {
+    /// Refuses a checkpoint whose network is not `blocks`x`channels` (what `wanted` asks for).
+    pub fn check_shape(&self, blocks: usize, channels: usize, wanted: &str) -> Result<(), String> {
+        if (self.blocks, self.channels) == (blocks, channels) {
+            return Ok(());
+        }
+        Err(format!(
+            "the checkpoint holds {} ({}x{}), {wanted} asks for {blocks}x{channels}",
+            self.preset, self.blocks, self.channels
+        ))
+    }
+
+    /// Refuses a checkpoint trained on another rule than `rule`; one that does not say (version
+    /// 1) passes.
+    pub fn check_rule(&self, rule: Rule) -> Result<(), String> {
+        match self.rule {
+            Some(r) if r != rule => Err(format!(
+                "the checkpoint was trained on {r}, not {rule} (`trainer transfer-rule` starts a \
+                 run on another rule from it)"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Starts a network on another rule from one trained on `from_plane`'s rule: the first
     /// convolution's weights on input plane `from_plane` are copied onto `to_plane` (both rule
     /// planes of `engine::eval::features`), in the weights and in the best network's. The rule
@@ -120,6 +189,9 @@ pub fn transfer_rule(
         ));
     }
     let mut ck = load(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    ck.check_rule(from_rule)
+        .map_err(|e| format!("{}: {e}", from.display()))?;
+    ck.rule = Some(to_rule);
     ck.transfer_rule_plane(
         features::rule_plane(from_rule),
         features::rule_plane(to_rule),
@@ -186,6 +258,9 @@ pub fn save(dir: &Path, ck: &Checkpoint) -> Result<PathBuf, StoreError> {
 }
 
 pub fn load(path: &Path) -> Result<Checkpoint, StoreError> {
+    if store::version_of(path, MAGIC) == Some(1) {
+        return store::read::<CheckpointV1>(path, MAGIC, 1).map(Checkpoint::from);
+    }
     store::read(path, MAGIC, VERSION)
 }
 

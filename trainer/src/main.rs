@@ -158,7 +158,8 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         Some(Command::Export { checkpoint, out }) => {
             let s = &r.settings;
             let bytes = trainer::training::export_checkpoint(&checkpoint, s.rule, s.board_size)?;
-            trainer::store::write_atomic(&out, &bytes).with_context(|| format!("writing {}", out.display()))?;
+            trainer::store::write_atomic(&out, &bytes)
+                .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
                 "export: {} -> {} ({} bytes, claims {} on {}x{})",
                 checkpoint.display(),

@@ -178,11 +178,12 @@ impl Run<'_> {
         self.t.load_into(&self.player)?;
         let five_prior = played.fives.measure(&self.player)?;
         let s = self.s;
-        let eval = if s.eval_frequency > 0 && epoch % s.eval_frequency == 0 && s.eval_pairs > 0 {
-            self.evaluate(epoch)?
-        } else {
-            serde_json::Value::Null
-        };
+        let eval =
+            if s.eval_frequency > 0 && epoch.is_multiple_of(s.eval_frequency) && s.eval_pairs > 0 {
+                self.evaluate(epoch)?
+            } else {
+                serde_json::Value::Null
+            };
         self.finish(epoch, &played, &trained, five_prior, eval)
     }
 

@@ -162,6 +162,15 @@ pub fn write<T: Serialize>(
     })
 }
 
+/// The format version in the header of the file at `path`, when it starts with `magic`; lets a
+/// reader choose the layout of an older version before it decodes.
+pub fn version_of(path: &Path, magic: [u8; 4]) -> Option<u32> {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    (head[0..4] == magic).then(|| u32::from_le_bytes([head[4], head[5], head[6], head[7]]))
+}
+
 /// Reads and checks a file written by [`write`]; every failure names the file.
 pub fn read<T: DeserializeOwned>(
     path: &Path,

@@ -244,14 +244,15 @@ impl Trainer {
 
     fn restore(&mut self, ck: &Checkpoint, warn: &mut impl FnMut(String)) -> anyhow::Result<()> {
         let config = self.config();
-        if ck.blocks != config.blocks || ck.channels != config.channels {
-            anyhow::bail!(
-                "checkpoint is {} ({}x{}), the settings ask for {} (model_preset)",
-                ck.preset,
-                ck.blocks,
-                ck.channels,
-                self.preset
-            );
+        let wanted = format!("model_preset {}", self.preset.name());
+        ck.check_shape(config.blocks, config.channels, &wanted)
+            .and_then(|()| ck.check_rule(self.rule))
+            .map_err(anyhow::Error::msg)?;
+        if let Some(size) = ck.board_size.filter(|&n| n != self.board_size) {
+            warn(format!(
+                "the checkpoint was trained on {size}x{size}; this run plays {n}x{n}",
+                n = self.board_size
+            ));
         }
         let fresh = checkpoint::restore(&self.vs, &ck.weights).map_err(anyhow::Error::msg)?;
         if !fresh.is_empty() {
@@ -378,6 +379,8 @@ impl Trainer {
             weights: self.weights(),
             optimizer: self.opt.state(),
             best_weights,
+            rule: Some(self.rule),
+            board_size: Some(self.board_size),
         }
     }
 
@@ -395,7 +398,13 @@ impl Trainer {
     /// The network as an ONNX file (BatchNorm folded, metadata with the step, and the rule and
     /// board size it was trained for as its claim: the engine plays it only there).
     pub fn onnx(&self) -> anyhow::Result<Vec<u8>> {
-        onnx_of(&self.net, &self.config(), self.step, self.rule, self.board_size)
+        onnx_of(
+            &self.net,
+            &self.config(),
+            self.step,
+            self.rule,
+            self.board_size,
+        )
     }
 
     /// Writes the ONNX model as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically
@@ -475,7 +484,9 @@ fn onnx_of(
 
 /// `trainer export`: the ONNX file of the checkpoint at `path` (its own preset), exactly as its
 /// run's epoch export would have been, claiming `rule` on `board_size`. For a checkpoint whose
-/// run folder no longer holds its export (the kept checkpoints of `runs-saved/`).
+/// run folder no longer holds its export (the kept checkpoints of `runs-saved/`). A checkpoint
+/// that records another rule or board size is refused, so the file never claims what its network
+/// was not trained for; a version 1 checkpoint (which does not say) takes the claim on trust.
 pub fn export_checkpoint(
     path: &Path,
     rule: engine::game::Rule,
@@ -487,13 +498,18 @@ pub fn export_checkpoint(
         .parse()
         .with_context(|| format!("{}: preset `{}`", path.display(), ck.preset))?;
     let config = preset.config();
-    if (ck.blocks, ck.channels) != (config.blocks, config.channels) {
+    ck.check_shape(
+        config.blocks,
+        config.channels,
+        &format!("its preset {}", ck.preset),
+    )
+    .and_then(|()| ck.check_rule(rule))
+    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if let Some(size) = ck.board_size.filter(|&n| n != board_size) {
         anyhow::bail!(
-            "{}: the checkpoint says {} but holds {}x{}",
-            path.display(),
-            ck.preset,
-            ck.blocks,
-            ck.channels
+            "{}: the checkpoint was trained on {size}x{size}, the profile plays \
+             {board_size}x{board_size}",
+            path.display()
         );
     }
     let vs = nn::VarStore::new(Device::Cpu);

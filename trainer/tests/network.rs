@@ -156,12 +156,21 @@ fn transfer_rule_plays_the_new_rule_as_the_old() {
         weights: checkpoint::capture(&vs),
         optimizer: Vec::new(),
         best_weights: Vec::new(),
+        rule: Some(Rule::Freestyle),
+        board_size: Some(size),
     };
     let from = checkpoint::save(dir.path(), &ck).unwrap();
     let run = dir.path().join("standard");
+    let err = checkpoint::transfer_rule(&from, Rule::Renju, Rule::Standard, &run).unwrap_err();
+    assert!(err.contains("trained on freestyle, not renju"), "{err}");
     let moved = checkpoint::transfer_rule(&from, Rule::Freestyle, Rule::Standard, &run).unwrap();
     let ck2 = checkpoint::load(&moved).unwrap();
     assert_eq!((ck2.epoch, ck2.step), (7, 70));
+    assert_eq!(
+        ck2.rule,
+        Some(Rule::Standard),
+        "the new run's checkpoint says its rule"
+    );
     let vs2 = nn::VarStore::new(Device::Cpu);
     let net2 = Net::new(&vs2.root(), config);
     checkpoint::restore(&vs2, &ck2.weights).unwrap();

@@ -51,9 +51,21 @@ fn a_run_folder_from_commit_600a981_resumes() {
         Some(dir.join("ckpt-000002.bin").as_path())
     );
     assert_eq!(sum.epochs_done, 3);
-    assert_eq!(sum.step, 37 + 2, "the old checkpoint's step, then this epoch's");
+    assert_eq!(
+        sum.step,
+        37 + 2,
+        "the old checkpoint's step, then this epoch's"
+    );
     assert_eq!(sum.games, 16 + 8);
     assert!(dir.join("ckpt-000003.bin").is_file());
+    // The old checkpoint (format version 1) does not say what it was trained on; the new one does.
+    let old = trainer::checkpoint::load(&dir.join("ckpt-000002.bin")).unwrap();
+    assert_eq!((old.rule, old.board_size), (None, None));
+    let new = trainer::checkpoint::load(&dir.join("ckpt-000003.bin")).unwrap();
+    assert_eq!(
+        (new.rule, new.board_size),
+        (Some(engine::game::Rule::Freestyle), Some(9))
+    );
     assert!(dir.join("replay/chunk-00000002.bin").is_file());
 
     // Through the binary: the folder records its settings, and a different board is refused
@@ -61,7 +73,14 @@ fn a_run_folder_from_commit_600a981_resumes() {
     let trainer = env!("CARGO_BIN_EXE_trainer");
     let run = |extra: &[&str]| {
         Command::new(trainer)
-            .args(["--model-preset", "tiny", "--device", "cpu", "--threads", "1"])
+            .args([
+                "--model-preset",
+                "tiny",
+                "--device",
+                "cpu",
+                "--threads",
+                "1",
+            ])
             .args(["--checkpoint-dir"])
             .arg(&dir)
             .args(extra)
@@ -69,7 +88,11 @@ fn a_run_folder_from_commit_600a981_resumes() {
             .unwrap()
     };
     let ok = run(&["--board-size", "9", "--epochs", "3"]);
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     assert!(dir.join("settings.toml").is_file());
     let before = std::fs::read(dir.join("ckpt-000003.bin")).unwrap();
     let bad = run(&["--board-size", "11", "--epochs", "4"]);

@@ -1,6 +1,7 @@
 //! End to end on the tiny preset, 7x7: self-play, training, evaluation, checkpoints and ONNX
 //! export (and `trainer export` of a kept checkpoint), then `--resume auto` continues (and falls back past a corrupt newest checkpoint).
 
+use engine::game::Rule;
 use trainer::checkpoint;
 use trainer::config::Settings;
 use trainer::run::run;
@@ -58,9 +59,19 @@ fn trains_checkpoints_exports_and_resumes() {
         exported == std::fs::read(models.join("model-000002.onnx")).unwrap(),
         "the export of ckpt-000002.bin differs from model-000002.onnx"
     );
-    let err = trainer::training::export_checkpoint(&models.join("latest.onnx"), s.rule, 7)
-        .unwrap_err();
+    let err =
+        trainer::training::export_checkpoint(&models.join("latest.onnx"), s.rule, 7).unwrap_err();
     assert!(format!("{err:#}").contains("latest.onnx"), "{err:#}");
+    // The checkpoint records what it was trained on, so a profile of another rule or board size
+    // cannot make the file claim it.
+    let ck2 = checkpoint::path_for(dir.path(), 2);
+    let err = trainer::training::export_checkpoint(&ck2, Rule::Renju, s.board_size).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("trained on freestyle, not renju"),
+        "{err:#}"
+    );
+    let err = trainer::training::export_checkpoint(&ck2, s.rule, 15).unwrap_err();
+    assert!(format!("{err:#}").contains("trained on 7x7"), "{err:#}");
     let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
     for kind in [
         "\"kind\":\"step\"",
@@ -133,6 +144,21 @@ fn trains_checkpoints_exports_and_resumes() {
         Some(checkpoint::path_for(dir.path(), 3).as_path())
     );
     assert_eq!(sum.step, 9);
+    // A run on another rule refuses to resume it, and leaves its checkpoints as they were.
+    let err = run(&Settings {
+        rule: Rule::Standard,
+        ..settings(dir.path(), 4)
+    })
+    .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("trained on freestyle, not standard"),
+        "{err:#}"
+    );
+    assert_eq!(
+        checkpoint::load(&checkpoint::path_for(dir.path(), 3)).unwrap(),
+        ck
+    );
+    assert!(!checkpoint::path_for(dir.path(), 4).exists());
 
     // Keeping two: two more epochs leave the checkpoints and exports of epochs 4 and 5 (and
     // latest.onnx), and the run still resumes from the newest.

@@ -214,6 +214,7 @@ impl Brain {
             Mode::NoStart => return,
             Mode::ErrorStart => return say("ERROR this brain refuses every game"),
             Mode::SlowStart => thread::sleep(Duration::from_millis(self.o.delay_ms)),
+            Mode::Chatty => say("MESSAGE chatty brain, playing random legal moves"),
             _ => {}
         }
         self.size = (w, h);

@@ -131,6 +131,9 @@ pub struct GameRecord {
     pub opening_len: usize,
     /// Index 0 black, 1 white.
     pub stats: [SideStats; 2],
+    /// The first `MESSAGE` each side sent before its `OK` to START (an engine says there which
+    /// model or evaluator it plays on), black first.
+    pub start_messages: [Option<String>; 2],
 }
 
 /// Engines for one game, black first; `None` where spawning failed (message in the `Err`).
@@ -155,6 +158,7 @@ pub fn play_game(
             Err(e) => unreachable_board(e),
         },
         stats: [SideStats::default(), SideStats::default()],
+        start_messages: [None, None],
         moves: Vec::new(),
         opening_len: opening_stones.len(),
     };
@@ -170,8 +174,9 @@ pub fn play_game(
             Err(msg) => Err((Forfeit::Spawn, msg.clone())),
             Ok(eng) => start_engine(cfg, eng),
         };
-        if let Err((f, msg)) = res {
-            return g.forfeit(color, f, msg, &mut seats);
+        match res {
+            Ok(message) => g.start_messages[i] = message,
+            Err((f, msg)) => return g.forfeit(color, f, msg, &mut seats),
         }
     }
     let mut time_left: [Option<i64>; 2] = [cfg.match_ms.map(|m| m as i64); 2];
@@ -292,6 +297,7 @@ fn unreachable_board(e: engine::game::GameError) -> ! {
 struct Game {
     board: Board,
     stats: [SideStats; 2],
+    start_messages: [Option<String>; 2],
     moves: Vec<(u32, u32)>,
     opening_len: usize,
 }
@@ -344,12 +350,17 @@ impl Game {
             moves: self.moves,
             opening_len: self.opening_len,
             stats: self.stats,
+            start_messages: self.start_messages,
         }
     }
 }
 
-/// START (or RECTSTART), wait for OK, then the INFO settings.
-fn start_engine(cfg: &GameConfig, eng: &mut EngineProcess) -> Result<(), (Forfeit, String)> {
+/// START (or RECTSTART), wait for OK, then the INFO settings. Gives the first MESSAGE the engine
+/// sent before its OK.
+fn start_engine(
+    cfg: &GameConfig,
+    eng: &mut EngineProcess,
+) -> Result<Option<String>, (Forfeit, String)> {
     eng.drain();
     let start = if cfg.width == cfg.height {
         Command::Start {
@@ -367,6 +378,7 @@ fn start_engine(cfg: &GameConfig, eng: &mut EngineProcess) -> Result<(), (Forfei
     };
     let sent = eng.send(&start.to_string()).map_err(|e| crash(eng, e))?;
     let deadline = sent + Duration::from_millis(cfg.start_timeout_ms);
+    let mut message = None;
     loop {
         match eng.recv(deadline) {
             Recv::Line(l, _) => match BrainLine::parse(&l) {
@@ -374,7 +386,10 @@ fn start_engine(cfg: &GameConfig, eng: &mut EngineProcess) -> Result<(), (Forfei
                 Ok(BrainLine::Error(m)) => {
                     return Err((Forfeit::Start, format!("START refused: {m}")));
                 }
-                Ok(BrainLine::Message(_) | BrainLine::Debug(_) | BrainLine::Unknown(_)) => {}
+                Ok(BrainLine::Message(m)) => {
+                    message.get_or_insert(m);
+                }
+                Ok(BrainLine::Debug(_) | BrainLine::Unknown(_)) => {}
                 _ => return Err((Forfeit::Garbled, format!("unexpected reply to START: {l}"))),
             },
             Recv::Eof => return Err(crash(eng, "exited during START".into())),
@@ -396,7 +411,7 @@ fn start_engine(cfg: &GameConfig, eng: &mut EngineProcess) -> Result<(), (Forfei
         .map(|i| Command::Info(i).to_string())
         .collect();
     eng.send(&text.join("\n"))
-        .map(|_| ())
+        .map(|_| message)
         .map_err(|e| crash(eng, e))
 }
 

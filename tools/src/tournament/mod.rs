@@ -66,7 +66,12 @@ TIME AND FORFEITS
   no MESSAGE/DEBUG/ERROR/UNKNOWN), memory (private memory of the process tree over
   --max-memory, checked after each move). After spawn/start/timeout/crash/garbled/memory the
   engine is killed and restarted for its next game. At the end engines get END and are killed
-  if still running after --end-grace-ms.";
+  if still running after --end-grace-ms.
+
+WHAT ENGINES SAY
+  The first MESSAGE an engine sends before its OK to START (pbrain-fivezero names the model or
+  evaluator it plays on there) is printed once, with the report and as `start_message` in the
+  JSON summary: check it before reading a match's result.";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP, args_override_self = true)]
@@ -351,7 +356,23 @@ pub fn run(args: Args) -> Result<Summary, String> {
         match msg {
             WorkerMsg::Game(job, rec) => {
                 let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
+                let unheard = [job.black, job.white]
+                    .map(|e| tally.summary.engines[e].start_message.is_none());
                 tally.add(job.black, job.white, opening_text.clone(), &rec);
+                for (side, e) in [job.black, job.white].into_iter().enumerate() {
+                    // Said once, as soon as it is known: which model an engine plays on decides
+                    // how to read the whole match.
+                    if let Some(m) = &tally.summary.engines[e].start_message
+                        && unheard[side]
+                        && !args.quiet
+                    {
+                        let name = &shared.specs[e].name;
+                        eprintln!(
+                            "{}{name} said at START: {m}",
+                            if tty { "\r\x1b[K" } else { "" }
+                        );
+                    }
+                }
                 let number = tally.summary.games_played;
                 if let Some(w) = pgn.as_mut() {
                     let (b, wh) = (&shared.specs[job.black].name, &shared.specs[job.white].name);

@@ -51,14 +51,23 @@ pub struct EngineProcess {
     rx: Receiver<Event>,
     log: Logger,
     eof: bool,
-    suspended: bool,
+    /// SIGSTOPped (`--suspend`); shared with the memory sampler, which skips a stopped tree: it
+    /// cannot allocate, and reading smaps_rollup costs the manager's CPU (milliseconds per
+    /// read) that the thinking engines need.
+    suspended: Arc<AtomicBool>,
     crlf: bool,
     mem_peak: Arc<AtomicU64>,
     mem_stop: Arc<AtomicBool>,
 }
 
-/// Memory sampling period: cheap enough on 2 cores, fine enough to catch a table allocation.
+/// Memory sampling period: fine enough to catch a table allocation (a move's own check after
+/// the reply catches the rest).
 const MEM_POLL: Duration = Duration::from_millis(25);
+/// Reading smaps_rollup walks every mapping of the tree: about 4 ms of kernel time for an
+/// engine with ONNX Runtime loaded (AMD EPYC), so at 25 ms four samplers took half a core from
+/// the engines on a 2-core machine. The sampler waits this many times its last read, at least
+/// MEM_POLL, which caps it near 5% of a core per engine.
+const MEM_POLL_COST_FACTOR: u32 = 19;
 
 impl EngineProcess {
     /// Starts the engine with piped stdio in its own process group.
@@ -114,18 +123,25 @@ impl EngineProcess {
             Arc::new(AtomicU64::new(0)),
             Arc::new(AtomicBool::new(false)),
         );
+        let suspended = Arc::new(AtomicBool::new(false));
         let (peak, stop, pid) = (mem_peak.clone(), mem_stop.clone(), child.id());
+        let stopped = suspended.clone();
         spawn_thread(
             format!("{name}-mem"),
             Box::new(move || {
                 while !stop.load(Ordering::Relaxed) {
+                    if stopped.load(Ordering::Relaxed) {
+                        thread::sleep(MEM_POLL);
+                        continue;
+                    }
+                    let read_at = Instant::now();
                     match memory::tree_private_bytes(pid) {
                         Some(b) => {
                             peak.fetch_max(b, Ordering::Relaxed);
                         }
                         None => break,
                     }
-                    thread::sleep(MEM_POLL);
+                    thread::sleep(MEM_POLL.max(read_at.elapsed() * MEM_POLL_COST_FACTOR));
                 }
             }),
         )?;
@@ -141,7 +157,7 @@ impl EngineProcess {
             rx,
             log,
             eof: false,
-            suspended: false,
+            suspended,
             crlf,
             mem_peak,
             mem_stop,
@@ -207,15 +223,15 @@ impl EngineProcess {
 
     /// Stops the whole process group (GomocupJudge: no thinking on the opponent's time).
     pub fn suspend(&mut self) {
-        if !self.suspended && self.signal(libc::SIGSTOP) {
-            self.suspended = true;
+        if !self.suspended.load(Ordering::Relaxed) && self.signal(libc::SIGSTOP) {
+            self.suspended.store(true, Ordering::Relaxed);
         }
     }
 
     pub fn resume(&mut self) {
-        if self.suspended {
+        if self.suspended.load(Ordering::Relaxed) {
             self.signal(libc::SIGCONT);
-            self.suspended = false;
+            self.suspended.store(false, Ordering::Relaxed);
         }
     }
 

@@ -37,6 +37,9 @@ pub struct EngineTotals {
     pub restarts: u64,
     /// Times the engine ignored END and was killed after the grace period.
     pub killed_after_end: u64,
+    /// The first MESSAGE it sent before its OK to START (the model or evaluator it plays on),
+    /// so a match whose engine fell back to something else is not misread.
+    pub start_message: Option<String>,
     #[serde(skip)]
     pub(crate) think_ms_total: f64,
     #[serde(skip)]
@@ -149,6 +152,9 @@ impl Tally {
                 && c.index() == side
             {
                 *e.forfeits.entry(f.key().to_string()).or_default() += 1;
+            }
+            if e.start_message.is_none() {
+                e.start_message.clone_from(&rec.start_messages[side]);
             }
             e.peak_memory_bytes = e.peak_memory_bytes.max(st.peak_memory);
             e.peak_rss_bytes = e.peak_rss_bytes.max(st.peak_rss.unwrap_or(0));
@@ -309,6 +315,9 @@ impl Tally {
                 e.restarts,
                 e.killed_after_end
             );
+            if let Some(m) = &e.start_message {
+                let _ = writeln!(out, "    said at START: {m}");
+            }
         }
         if let Some(sp) = &s.sprt {
             let _ = writeln!(

@@ -346,12 +346,13 @@ fn onnx_throughput_small_15x15_b16_t1() {
 /// it cannot be quantized again (its fp32 weights are gone), which is said by name.
 #[test]
 fn int8_export_runs_close_to_the_fp32_reference() {
+    use engine::net::quant::WeightBits;
     runtime();
     let (w, fp32) = tiny(11);
     let (h, wd) = (9, 9);
     let hw = h * wd;
     let calibration: Vec<Vec<f32>> = planes(32, h, wd, 5).chunks(11 * hw).map(|c| c.to_vec()).collect();
-    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd).unwrap();
+    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::default()).unwrap();
     let mut m = OnnxModel::from_bytes(&int8, 1, Device::Cpu).unwrap();
     let x = planes(8, h, wd, 9);
     let (p, v) = m.run(&x, 8, h, wd).unwrap();
@@ -364,10 +365,18 @@ fn int8_export_runs_close_to_the_fp32_reference() {
     assert!(dv < 0.05, "values differ by {dv}");
     let proto = <engine::net::onnx_pb::ModelProto as prost::Message>::decode(&int8[..]).unwrap();
     let quant = proto.metadata_props.iter().find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
+    assert_eq!(quant.and_then(|p| p.value.as_deref()), Some("int8-qdq-w7"));
+    // Full 8-bit weights on request: another file, which runs and says so (how close it stays
+    // depends on the CPU: ONNX Runtime's integer convolution can saturate without VNNI).
+    let eight = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::Eight).unwrap();
+    assert_ne!(eight, int8);
+    OnnxModel::from_bytes(&eight, 1, Device::Cpu).unwrap().run(&x, 8, h, wd).unwrap();
+    let proto = <engine::net::onnx_pb::ModelProto as prost::Message>::decode(&eight[..]).unwrap();
+    let quant = proto.metadata_props.iter().find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
     assert_eq!(quant.and_then(|p| p.value.as_deref()), Some("int8-qdq"));
-    let again = engine::net::quant::quantize_model_bytes(&int8, &calibration, h, wd).unwrap_err();
+    let again = engine::net::quant::quantize_model_bytes(&int8, &calibration, h, wd, WeightBits::default()).unwrap_err();
     assert!(again.to_string().contains("not an fp32"), "{again}");
-    let garbage = engine::net::quant::quantize_model_bytes(b"not onnx", &calibration, h, wd).unwrap_err();
+    let garbage = engine::net::quant::quantize_model_bytes(b"not onnx", &calibration, h, wd, WeightBits::default()).unwrap_err();
     assert!(garbage.to_string().contains("not an ONNX model"), "{garbage}");
 }
 

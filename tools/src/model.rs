@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use engine::eval::features;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
 use engine::game::{Board, Rule};
+use engine::net::quant::WeightBits;
 use engine::net::{ModelMeta, NetConfig, NetWeights, Preset, write_model_file};
 
 #[derive(Debug, clap::Args)]
@@ -52,6 +53,11 @@ pub enum ModelCmd {
         /// Board size of the positions.
         #[arg(long, default_value_t = 15)]
         size: usize,
+        /// Bits of the int8 weights: 7 follows the fp32 model more closely on CPUs without VNNI,
+        /// where ONNX Runtime's integer convolution can saturate with 8; which plays better is
+        /// measured per network (a tournament of the two files).
+        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u8).range(7..=8))]
+        weight_bits: u8,
     },
     /// How closely model B follows model A on this CPU: the share of positions with the same best
     /// move and the mean |value difference|, on positions of classical games of A's rule (the
@@ -105,7 +111,12 @@ pub fn run(args: Args) -> Result<(), String> {
             out,
             positions,
             size,
-        } => quantize(&file, &out, positions, size),
+            weight_bits,
+        } => {
+            let bits = WeightBits::from_bits(weight_bits)
+                .ok_or_else(|| format!("--weight-bits {weight_bits}: 7 or 8"))?;
+            quantize(&file, &out, positions, size, bits)
+        }
         ModelCmd::Compare {
             a,
             b,
@@ -225,7 +236,12 @@ fn info(file: &std::path::Path) -> Result<(), String> {
 
 /// Positions of `rule` games the classical MCTS plays against itself (root noise, a different
 /// seed per game), as input planes: what a network meets in play, for calibration and agreement.
-pub fn game_positions(count: usize, size: usize, rule: Rule, seed: u64) -> Result<Vec<Vec<f32>>, String> {
+pub fn game_positions(
+    count: usize,
+    size: usize,
+    rule: Rule,
+    seed: u64,
+) -> Result<Vec<Vec<f32>>, String> {
     use engine::eval::classical::ClassicalEvaluator;
     use engine::mcts::{MctsConfig, Search, SearchLimits};
     let mut out = Vec::with_capacity(count);
@@ -291,7 +307,12 @@ fn load(file: &std::path::Path) -> Result<(Vec<u8>, OnnxModel), String> {
 /// The rule whose positions a model is measured on: the first it claims (freestyle for a model
 /// that claims any).
 fn model_rule(model: &OnnxModel) -> Rule {
-    model.meta().rules.first().copied().unwrap_or(Rule::Freestyle)
+    model
+        .meta()
+        .rules
+        .first()
+        .copied()
+        .unwrap_or(Rule::Freestyle)
 }
 
 fn compare(
@@ -321,6 +342,7 @@ fn quantize(
     out: &std::path::Path,
     positions: usize,
     size: usize,
+    bits: WeightBits,
 ) -> Result<(), String> {
     OnnxRuntime::init().map_err(|e| e.to_string())?;
     let (fp32, mut model) = load(file)?;
@@ -328,7 +350,7 @@ fn quantize(
     // forbidden-point plane, so freestyle positions would calibrate other activations.
     let rule = model_rule(&model);
     let calibration = game_positions(positions.max(1), size, rule, CALIBRATION_SEED)?;
-    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, size, size)
+    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, size, size, bits)
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu)
         .map_err(|e| format!("ONNX Runtime refuses the int8 export: {e}"))?;
@@ -336,10 +358,11 @@ fn quantize(
     let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
     engine::net::write_atomic(out, &int8).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
-        "wrote {} ({} bytes, int8 QDQ, calibrated on {} {rule} positions); against the fp32 model on {} other positions: \
+        "wrote {} ({} bytes, int8 QDQ ({}), calibrated on {} {rule} positions); against the fp32 model on {} other positions: \
          same best move {:.1}%, mean |value difference| {dv:.4}",
         out.display(),
         int8.len(),
+        bits.tag(),
         calibration.len(),
         held_out.len(),
         100.0 * top1
@@ -402,9 +425,13 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         }
         let ranges = engine::net::quant::calibrate(&w, &calibration, size, size)
             .map_err(|e| e.to_string())?;
-        let int8 =
-            engine::net::quantized_onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0), &ranges)
-                .map_err(|e| e.to_string())?;
+        let int8 = engine::net::quantized_onnx_bytes(
+            &w,
+            &ModelMeta::for_config(&w.config, 0),
+            &ranges,
+            WeightBits::default(),
+        )
+        .map_err(|e| e.to_string())?;
         let mut q = OnnxModel::from_bytes(&int8, 1, Device::Cpu).map_err(|e| e.to_string())?;
         let int8_rate = ort_rate(&mut q, &one, 8, size, ort_ms)?;
         let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;

@@ -48,7 +48,8 @@ pub mod meta_keys {
     pub const STEP: &str = "fivezero.step";
     pub const MIN_BOARD: &str = "fivezero.min_board";
     pub const MAX_BOARD: &str = "fivezero.max_board";
-    /// Present on quantized files only (`int8-qdq`); the writer of a quantized file sets it.
+    /// Present on quantized files only (`int8-qdq`: 8-bit weights, `int8-qdq-w7`: 7-bit); the
+    /// writer of a quantized file sets it.
     pub const QUANTIZATION: &str = "fivezero.quantization";
     /// The rules the network was trained for, comma separated (`freestyle`); absent: not stated.
     pub const RULES: &str = "fivezero.rules";
@@ -246,7 +247,7 @@ pub struct ModelMeta {
     pub step: u64,
     pub min_board: usize,
     pub max_board: usize,
-    /// How the weights are stored when not fp32 (`int8-qdq`); None for fp32.
+    /// How the weights are stored when not fp32 (`int8-qdq`, `int8-qdq-w7`); None for fp32.
     pub quantization: Option<String>,
     /// The rules and square board sizes the network claims (trained for, or measured on); empty
     /// when the file does not say, as files before these keys do not.

@@ -59,23 +59,60 @@ pub(crate) fn activation_params(lo: f32, hi: f32) -> (f32, u8) {
     (scale, zero)
 }
 
-/// Per-output-channel symmetric int8 weights and their scales, in 7 bits (-63..=63): ONNX
-/// Runtime's integer convolution on x86 CPUs without VNNI (AVX2, and AVX-512 before VNNI) adds
-/// pairs of uint8 x int8 products in 16 bits with saturation, which full-range weights overflow
-/// (its `reduce_range` remedy). On an AVX2-only AMD EPYC the int8 test model's logits were off
-/// by 12% of their spread and its value by 0.039 with -127..=127, by 6.6% and 0.006 with 7 bits.
-pub(crate) fn quantize_weights(c: &Conv) -> (Vec<i8>, Vec<f32>) {
+/// The range of the int8 weights. ONNX Runtime's integer convolution on x86 CPUs without VNNI
+/// (AVX2, and AVX-512 before VNNI) adds pairs of uint8 x int8 products in 16 bits with
+/// saturation, which full-range weights can overflow (its `reduce_range` remedy). On an
+/// AVX2-only AMD EPYC the int8 test model's logits were off by 12% of their spread and its value
+/// by 0.039 with 8 bits, by 6.6% and 0.006 with 7 bits; so 7 is the default. Yet the shipped
+/// freestyle network played better in 8 bits on that CPU (200 games at 1 s/move, models/README.md)
+/// though it follows its fp32 network less closely there: which plays better is measured per
+/// network, and `fivezero-tools model quantize --weight-bits` chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WeightBits {
+    /// -63..=63.
+    #[default]
+    Seven,
+    /// -127..=127.
+    Eight,
+}
+
+impl WeightBits {
+    pub fn from_bits(bits: u8) -> Option<WeightBits> {
+        match bits {
+            7 => Some(WeightBits::Seven),
+            8 => Some(WeightBits::Eight),
+            _ => None,
+        }
+    }
+
+    fn largest(self) -> f32 {
+        match self {
+            WeightBits::Seven => 63.0,
+            WeightBits::Eight => 127.0,
+        }
+    }
+
+    /// The file's `fivezero.quantization` value (`int8-qdq` alone meant 8-bit weights before 7
+    /// existed, so it keeps that meaning).
+    pub fn tag(self) -> &'static str {
+        match self {
+            WeightBits::Seven => "int8-qdq-w7",
+            WeightBits::Eight => "int8-qdq",
+        }
+    }
+}
+
+/// Per-output-channel symmetric int8 weights in the range `bits` allows, and their scales.
+pub(crate) fn quantize_weights(c: &Conv, bits: WeightBits) -> (Vec<i8>, Vec<f32>) {
     let per = c.in_channels * c.kernel * c.kernel;
+    let top = bits.largest();
     let mut q = Vec::with_capacity(c.weight.len());
     let mut scales = Vec::with_capacity(c.out_channels);
     for row in c.weight.chunks(per) {
         let m = row.iter().fold(0f32, |m, &v| m.max(v.abs()));
-        let s = (m / 63.0).max(1e-12);
+        let s = (m / top).max(1e-12);
         scales.push(s);
-        q.extend(
-            row.iter()
-                .map(|&v| (v / s).round().clamp(-63.0, 63.0) as i8),
-        );
+        q.extend(row.iter().map(|&v| (v / s).round().clamp(-top, top) as i8));
     }
     (q, scales)
 }
@@ -197,20 +234,21 @@ pub fn weights_from_model(m: &ModelProto) -> Result<(NetWeights, ModelMeta), Net
     Ok((w, meta))
 }
 
-/// An fp32 model file's bytes (as the project's writer wrote them) -> its int8 export,
-/// calibrated on `positions` (each `[input_planes, h, w]`).
+/// An fp32 model file's bytes (as the project's writer wrote them) -> its int8 export with
+/// weights in `bits`, calibrated on `positions` (each `[input_planes, h, w]`).
 pub fn quantize_model_bytes(
     fp32: &[u8],
     positions: &[Vec<f32>],
     h: usize,
     w: usize,
+    bits: WeightBits,
 ) -> Result<Vec<u8>, NetError> {
     use prost::Message;
     let m = ModelProto::decode(fp32)
         .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
     let (weights, meta) = weights_from_model(&m)?;
     let ranges = calibrate(&weights, positions, h, w)?;
-    super::writer::quantized_onnx_bytes(&weights, &meta, &ranges)
+    super::writer::quantized_onnx_bytes(&weights, &meta, &ranges, bits)
 }
 
 #[cfg(test)]
@@ -221,7 +259,7 @@ mod tests {
     #[test]
     fn weights_and_biases_round_trip_within_a_step() {
         let w = NetWeights::random(Preset::Tiny.config(), 5).unwrap();
-        let (q, s) = quantize_weights(&w.stem);
+        let (q, s) = quantize_weights(&w.stem, WeightBits::default());
         let per = w.stem.in_channels * 9;
         for (i, (&v, &qv)) in w.stem.weight.iter().zip(&q).enumerate() {
             let scale = s[i / per];

@@ -15,11 +15,11 @@ use super::onnx_pb::{
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_proto::DataType, tensor_shape_proto, type_proto,
 };
-use super::quant::{self, ActivationRanges};
+use super::quant::{self, ActivationRanges, WeightBits};
 use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
 
 pub const OPSET: i64 = 17;
-/// Metadata key an int8 export carries (`int8-qdq`); fp32 files have none.
+/// Metadata key an int8 export carries (`WeightBits::tag`); fp32 files have none.
 pub const QUANTIZATION_KEY: &str = super::meta_keys::QUANTIZATION;
 pub const IR_VERSION: i64 = 8;
 
@@ -29,7 +29,7 @@ pub const IR_VERSION: i64 = 8;
 struct Builder<'a> {
     nodes: Vec<NodeProto>,
     inits: Vec<TensorProto>,
-    quant: Option<&'a ActivationRanges>,
+    quant: Option<(&'a ActivationRanges, WeightBits)>,
     /// Tensor name -> (its dequantized copy, its scale).
     dequantized: BTreeMap<String, (String, f32)>,
 }
@@ -85,7 +85,7 @@ impl Builder<'_> {
         if let Some((dq, scale)) = self.dequantized.get(tensor) {
             return (dq.clone(), Some(*scale));
         }
-        let Some(&(lo, hi)) = self.quant.and_then(|q| q.ranges.get(tensor)) else {
+        let Some(&(lo, hi)) = self.quant.and_then(|(q, _)| q.ranges.get(tensor)) else {
             return (tensor.to_string(), None);
         };
         let (scale, zero) = quant::activation_params(lo, hi);
@@ -122,7 +122,8 @@ impl Builder<'_> {
             return (w, b);
         };
         let o = c.out_channels;
-        let (wq, ws) = quant::quantize_weights(c);
+        let bits = self.quant.map_or(WeightBits::default(), |(_, bits)| bits);
+        let (wq, ws) = quant::quantize_weights(c, bits);
         let (bq, bs) = quant::quantize_bias(c, x_scale, &ws);
         let w_raw = wq.iter().map(|&v| v as u8).collect();
         let wq = self.init_raw(
@@ -255,20 +256,21 @@ pub fn model_proto(weights: &NetWeights, meta: &ModelMeta) -> Result<ModelProto,
 }
 
 /// The int8 (QDQ) model of `weights`, its activations quantized with the calibrated `ranges`
-/// (`quant::calibrate`). Same inputs, outputs and metadata as `model_proto`, plus
-/// `fivezero.quantization = int8-qdq`.
+/// (`quant::calibrate`), its weights in `bits`. Same inputs, outputs and metadata as
+/// `model_proto`, plus `fivezero.quantization` (`WeightBits::tag`).
 pub fn quantized_model_proto(
     weights: &NetWeights,
     meta: &ModelMeta,
     ranges: &ActivationRanges,
+    bits: WeightBits,
 ) -> Result<ModelProto, NetError> {
-    build(weights, meta, Some(ranges))
+    build(weights, meta, Some((ranges, bits)))
 }
 
 fn build(
     weights: &NetWeights,
     meta: &ModelMeta,
-    quant: Option<&ActivationRanges>,
+    quant: Option<(&ActivationRanges, WeightBits)>,
 ) -> Result<ModelProto, NetError> {
     weights.validate()?;
     let c = &weights.config;
@@ -365,7 +367,7 @@ fn build(
         metadata_props: meta
             .to_props()
             .into_iter()
-            .chain(quant.map(|_| (QUANTIZATION_KEY.to_string(), "int8-qdq".to_string())))
+            .chain(quant.map(|(_, bits)| (QUANTIZATION_KEY.to_string(), bits.tag().to_string())))
             .map(|(k, v)| StringStringEntryProto {
                 key: Some(k),
                 value: Some(v),
@@ -380,8 +382,9 @@ pub fn quantized_onnx_bytes(
     weights: &NetWeights,
     meta: &ModelMeta,
     ranges: &ActivationRanges,
+    bits: WeightBits,
 ) -> Result<Vec<u8>, NetError> {
-    Ok(quantized_model_proto(weights, meta, ranges)?.encode_to_vec())
+    Ok(quantized_model_proto(weights, meta, ranges, bits)?.encode_to_vec())
 }
 
 /// The serialized ONNX model (deterministic: same weights and meta, same bytes).

@@ -56,8 +56,8 @@ pub enum ModelCmd {
         /// Bits of the int8 weights: 7 follows the fp32 model more closely on CPUs without VNNI,
         /// where ONNX Runtime's integer convolution can saturate with 8; which plays better is
         /// measured per network (a tournament of the two files).
-        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u8).range(7..=8))]
-        weight_bits: u8,
+        #[arg(long, default_value = "7", value_parser = weight_bits)]
+        weight_bits: WeightBits,
     },
     /// How closely model B follows model A on this CPU: the share of positions with the same best
     /// move and the mean |value difference|, on positions of classical games of A's rule (the
@@ -112,11 +112,7 @@ pub fn run(args: Args) -> Result<(), String> {
             positions,
             size,
             weight_bits,
-        } => {
-            let bits = WeightBits::from_bits(weight_bits)
-                .ok_or_else(|| format!("--weight-bits {weight_bits}: 7 or 8"))?;
-            quantize(&file, &out, positions, size, bits)
-        }
+        } => quantize(&file, &out, positions, size, weight_bits),
         ModelCmd::Compare {
             a,
             b,
@@ -232,6 +228,14 @@ fn info(file: &std::path::Path) -> Result<(), String> {
         value[0]
     );
     Ok(())
+}
+
+/// `--weight-bits`: 7 or 8.
+fn weight_bits(text: &str) -> Result<WeightBits, String> {
+    text.parse()
+        .ok()
+        .and_then(WeightBits::from_bits)
+        .ok_or_else(|| format!("`{text}`: 7 or 8"))
 }
 
 /// Positions of `rule` games the classical MCTS plays against itself (root noise, a different

@@ -97,7 +97,22 @@ fn quantize_writes_an_int8_model_that_loads_and_refuses_to_quantize_twice() {
     assert!(text.contains("int8 QDQ") && text.contains("same best move"), "{text}");
     let (code, text) = tools(&["model", "info", int8.to_str().unwrap()]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("outputs finite") && text.contains("weights         int8-qdq"), "{text}");
+    assert!(text.contains("outputs finite") && text.contains("weights         int8-qdq-w7"), "{text}");
+    // Weights in 8 bits on request; no other width is accepted, and nothing is written then.
+    let eight = scratch("q-tiny.int8-w8.onnx");
+    let (code, text) = tools(&[
+        "model", "quantize", fp32.to_str().unwrap(), "--out", eight.to_str().unwrap(), "--positions", "16",
+        "--weight-bits", "8",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("int8 QDQ (int8-qdq)"), "{text}");
+    let (code, text) = tools(&[
+        "model", "quantize", fp32.to_str().unwrap(), "--out", scratch("q-w6.onnx").to_str().unwrap(),
+        "--weight-bits", "6",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("`6`: 7 or 8"), "{text}");
+    assert!(!scratch("q-w6.onnx").exists());
     let again = scratch("q-again.onnx");
     let (code, text) = tools(&[
         "model", "quantize", int8.to_str().unwrap(), "--out", again.to_str().unwrap(),

@@ -356,14 +356,11 @@ pub fn run(args: Args) -> Result<Summary, String> {
         match msg {
             WorkerMsg::Game(job, rec) => {
                 let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
-                let unheard = [job.black, job.white]
-                    .map(|e| tally.summary.engines[e].start_message.is_none());
-                tally.add(job.black, job.white, opening_text.clone(), &rec);
-                for (side, e) in [job.black, job.white].into_iter().enumerate() {
+                let heard = tally.add(job.black, job.white, opening_text.clone(), &rec);
+                for e in heard {
                     // Said once, as soon as it is known: which model an engine plays on decides
                     // how to read the whole match.
                     if let Some(m) = &tally.summary.engines[e].start_message
-                        && unheard[side]
                         && !args.quiet
                     {
                         let name = &shared.specs[e].name;

@@ -131,8 +131,16 @@ impl Tally {
         }
     }
 
-    /// Adds one finished game between engines `black` and `white`.
-    pub fn add(&mut self, black: usize, white: usize, opening: Option<String>, rec: &GameRecord) {
+    /// Adds one finished game between engines `black` and `white`; gives the engines whose START
+    /// message this game made known (so the caller says it once).
+    pub fn add(
+        &mut self,
+        black: usize,
+        white: usize,
+        opening: Option<String>,
+        rec: &GameRecord,
+    ) -> Vec<usize> {
+        let mut heard = Vec::new();
         let s = &mut self.summary;
         s.games_played += 1;
         for (side, idx) in [(0usize, black), (1, white)] {
@@ -153,8 +161,9 @@ impl Tally {
             {
                 *e.forfeits.entry(f.key().to_string()).or_default() += 1;
             }
-            if e.start_message.is_none() {
+            if e.start_message.is_none() && rec.start_messages[side].is_some() {
                 e.start_message.clone_from(&rec.start_messages[side]);
+                heard.push(idx);
             }
             e.peak_memory_bytes = e.peak_memory_bytes.max(st.peak_memory);
             e.peak_rss_bytes = e.peak_rss_bytes.max(st.peak_rss.unwrap_or(0));
@@ -216,6 +225,7 @@ impl Tally {
         if let Some(sp) = &self.sprt {
             s.sprt = Some(sprt_summary(sp, &s.pairs[0].wdl()));
         }
+        heard
     }
 
     /// The SPRT verdict once a bound is crossed.

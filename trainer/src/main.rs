@@ -157,7 +157,12 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         }
         Some(Command::Export { checkpoint, out }) => {
             let s = &r.settings;
-            let bytes = trainer::training::export_checkpoint(&checkpoint, s.rule, s.board_size)?;
+            let bytes = trainer::training::export_checkpoint(
+                &checkpoint,
+                s.rule,
+                s.board_size,
+                &mut |m| eprintln!("export: warning: {m}"),
+            )?;
             trainer::store::write_atomic(&out, &bytes)
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(

@@ -486,11 +486,13 @@ fn onnx_of(
 /// run's epoch export would have been, claiming `rule` on `board_size`. For a checkpoint whose
 /// run folder no longer holds its export (the kept checkpoints of `runs-saved/`). A checkpoint
 /// that records another rule or board size is refused, so the file never claims what its network
-/// was not trained for; a version 1 checkpoint (which does not say) takes the claim on trust.
+/// was not trained for; a version 1 checkpoint (which does not say) takes the claim on trust,
+/// and `warn` is told so.
 pub fn export_checkpoint(
     path: &Path,
     rule: engine::game::Rule,
     board_size: usize,
+    warn: &mut impl FnMut(String),
 ) -> anyhow::Result<Vec<u8>> {
     let ck = checkpoint::load(path).with_context(|| format!("reading {}", path.display()))?;
     let preset: Preset = ck
@@ -511,6 +513,14 @@ pub fn export_checkpoint(
              {board_size}x{board_size}",
             path.display()
         );
+    }
+    if ck.rule.is_none() || ck.board_size.is_none() {
+        warn(format!(
+            "{}: the checkpoint does not record the rule and board size it was trained on \
+             (format version 1): the export claims the profile's {rule} on \
+             {board_size}x{board_size} unchecked",
+            path.display()
+        ));
     }
     let vs = nn::VarStore::new(Device::Cpu);
     let net = Net::for_training(&vs.root(), config, false);

@@ -61,6 +61,20 @@ fn a_run_folder_from_commit_600a981_resumes() {
     // The old checkpoint (format version 1) does not say what it was trained on; the new one does.
     let old = trainer::checkpoint::load(&dir.join("ckpt-000002.bin")).unwrap();
     assert_eq!((old.rule, old.board_size), (None, None));
+    // So its export claims the profile's rule and size on trust, and says so; the new one's does
+    // not need to.
+    let export = |epoch: u64| {
+        let mut warnings = Vec::new();
+        let path = dir.join(format!("ckpt-{epoch:06}.bin"));
+        trainer::training::export_checkpoint(&path, s.rule, 9, &mut |m| warnings.push(m)).unwrap();
+        warnings
+    };
+    let warnings = export(2);
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("does not record the rule and board size"),
+        "{warnings:?}"
+    );
+    assert_eq!(export(3), Vec::<String>::new());
     let new = trainer::checkpoint::load(&dir.join("ckpt-000003.bin")).unwrap();
     assert_eq!(
         (new.rule, new.board_size),

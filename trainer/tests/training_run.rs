@@ -53,6 +53,7 @@ fn trains_checkpoints_exports_and_resumes() {
         &checkpoint::path_for(dir.path(), 2),
         s.rule,
         s.board_size,
+        &mut |m| panic!("a checkpoint that records its rule and size: {m}"),
     )
     .unwrap();
     assert!(
@@ -60,17 +61,19 @@ fn trains_checkpoints_exports_and_resumes() {
         "the export of ckpt-000002.bin differs from model-000002.onnx"
     );
     let err =
-        trainer::training::export_checkpoint(&models.join("latest.onnx"), s.rule, 7).unwrap_err();
+        trainer::training::export_checkpoint(&models.join("latest.onnx"), s.rule, 7, &mut |_| {})
+            .unwrap_err();
     assert!(format!("{err:#}").contains("latest.onnx"), "{err:#}");
     // The checkpoint records what it was trained on, so a profile of another rule or board size
     // cannot make the file claim it.
     let ck2 = checkpoint::path_for(dir.path(), 2);
-    let err = trainer::training::export_checkpoint(&ck2, Rule::Renju, s.board_size).unwrap_err();
+    let err = trainer::training::export_checkpoint(&ck2, Rule::Renju, s.board_size, &mut |_| {})
+        .unwrap_err();
     assert!(
         format!("{err:#}").contains("trained on freestyle, not renju"),
         "{err:#}"
     );
-    let err = trainer::training::export_checkpoint(&ck2, s.rule, 15).unwrap_err();
+    let err = trainer::training::export_checkpoint(&ck2, s.rule, 15, &mut |_| {}).unwrap_err();
     assert!(format!("{err:#}").contains("trained on 7x7"), "{err:#}");
     let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
     for kind in [

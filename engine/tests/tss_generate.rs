@@ -75,23 +75,24 @@ fn generate_suite() {
                 && b.points().all(|p| !b.is_empty(p) || !b.makes_five(p, side.opp()))
             {
                 let (r3, _) = solve_vcf(&mut b, side.opp(), Budget::nodes(300_000));
-                if let Solve::Win(p) = &r3 {
-                    if p.line.len() >= 5 {
-                        let a = analyse(&b, side, Budget::nodes(3_000_000));
-                        if let RootTactics::MustBlock(m) = &a.tactics {
-                            if !m.is_empty() && m.len() <= 12 {
-                                ndef += 1;
-                                let pts: Vec<String> = m.iter().map(|p| format!("{},{}", p.x(), p.y())).collect();
-                                write!(
-                                    out,
-                                    "{}# the opponent has a {}-ply VCF\nexpect must-defend {}\n",
-                                    head("defend", ndef),
-                                    p.line.len(),
-                                    pts.join(" ")
-                                )
-                                .unwrap();
-                            }
-                        }
+                if let Solve::Win(p) = &r3
+                    && p.line.len() >= 5
+                {
+                    let a = analyse(&b, side, Budget::nodes(3_000_000));
+                    if let RootTactics::MustBlock(m) = &a.tactics
+                        && !m.is_empty()
+                        && m.len() <= 12
+                    {
+                        ndef += 1;
+                        let pts: Vec<String> = m.iter().map(|p| format!("{},{}", p.x(), p.y())).collect();
+                        write!(
+                            out,
+                            "{}# the opponent has a {}-ply VCF\nexpect must-defend {}\n",
+                            head("defend", ndef),
+                            p.line.len(),
+                            pts.join(" ")
+                        )
+                        .unwrap();
                     }
                 }
             }
@@ -108,7 +109,7 @@ fn generate_suite() {
                     continue;
                 }
                 let s = t.best() as i64 * 3 + o.best() as i64 * 2 + (rng(&mut state) % 16) as i64;
-                if t.best() >= Pattern::Flex3 && rng(&mut state) % 3 != 0 {
+                if t.best() >= Pattern::Flex3 && !rng(&mut state).is_multiple_of(3) {
                     continue;
                 }
                 if s > bs {

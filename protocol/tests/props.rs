@@ -197,7 +197,7 @@ proptest! {
     ) {
         // Either owner convention, colours listed in any interleaving: the same placement order.
         let (b, w) = if black_is_own { (1, 2) } else { (2, 1) };
-        let line = |i: usize, c: &Coord| format!("{},{},{}", c.x, c.y, if i % 2 == 0 { b } else { w });
+        let line = |i: usize, c: &Coord| format!("{},{},{}", c.x, c.y, if i.is_multiple_of(2) { b } else { w });
         let mut lines: Vec<String> = opening.iter().enumerate().map(|(i, c)| line(i, c)).collect();
         if blacks_first {
             lines.sort_by_key(|l| !l.ends_with(&format!(",{b}")));

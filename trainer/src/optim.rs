@@ -172,7 +172,7 @@ impl Optimizer {
                 let Some(data) = find(&key) else {
                     // A training-only head the checkpoint was saved without starts fresh, its
                     // moments at zero (`checkpoint::restore`).
-                    if crate::model::is_training_only(&name) {
+                    if crate::model::is_training_only(name) {
                         continue;
                     }
                     return Err(format!("optimizer state `{key}` missing"));

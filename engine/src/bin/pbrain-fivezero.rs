@@ -360,10 +360,10 @@ impl Brain {
     fn emergency_move(&mut self) {
         let Some(board) = self.engine.board() else { return };
         let p = board.candidates(1).into_iter().find(|&p| board.is_legal(p)).or_else(|| board.legal_moves().first().copied());
-        if let Some(p) = p {
-            if self.engine.play_own(p.x() as i64, p.y() as i64).is_ok() {
-                self.out.send(&BrainLine::Move(coord(p)));
-            }
+        if let Some(p) = p
+            && self.engine.play_own(p.x() as i64, p.y() as i64).is_ok()
+        {
+            self.out.send(&BrainLine::Move(coord(p)));
         }
     }
 }

@@ -31,7 +31,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn out_of_time(&mut self) -> bool {
-        if !self.aborted && self.nodes % 32 == 0 && (Instant::now() >= self.hard || self.stop.load(Ordering::Relaxed)) {
+        if !self.aborted && self.nodes.is_multiple_of(32) && (Instant::now() >= self.hard || self.stop.load(Ordering::Relaxed)) {
             self.aborted = true;
         }
         self.aborted

@@ -392,10 +392,11 @@ impl Engine {
     /// Sets the rule; an empty board switches at once, a game in progress from the next game on.
     pub fn set_rule(&mut self, rule: Rule) {
         self.rule = rule;
-        if let Some(b) = &self.board {
-            if b.move_count() == 0 && b.rule() != rule {
-                self.board = Board::new(b.width(), b.height(), rule).ok();
-            }
+        if let Some(b) = &self.board
+            && b.move_count() == 0
+            && b.rule() != rule
+        {
+            self.board = Board::new(b.width(), b.height(), rule).ok();
         }
     }
 
@@ -628,18 +629,18 @@ impl Engine {
         // With a forced defence, every ranked move is needed to put the defences first.
         let mut candidates = search.candidates(if allowed.is_some() { usize::MAX } else { n });
         let mut best = result.best;
-        if let Some(allowed) = &allowed {
-            if !allowed.contains(&best) {
-                // The root had none of them as a move (its restriction was ignored): the
-                // search's own favourite among them (its final-choice ranking, so never one the
-                // tree proved lost while another is left), or the classical favourite.
-                best = candidates
-                    .iter()
-                    .find(|c| allowed.contains(&c.mv) && c.proven != Some(Proven::Loss))
-                    .map(|c| c.mv)
-                    .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
-                    .unwrap_or(allowed[0]);
-            }
+        if let Some(allowed) = &allowed
+            && !allowed.contains(&best)
+        {
+            // The root had none of them as a move (its restriction was ignored): the search's
+            // own favourite among them (its final-choice ranking, so never one the tree proved
+            // lost while another is left), or the classical favourite.
+            best = candidates
+                .iter()
+                .find(|c| allowed.contains(&c.mv) && c.proven != Some(Proven::Loss))
+                .map(|c| c.mv)
+                .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
+                .unwrap_or(allowed[0]);
         }
         if best.is_none() || !board.is_legal(best) {
             best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;

@@ -761,21 +761,21 @@ mod tests {
             let visited = (rng.next_u64() % (n_edges as u64 + 1)) as usize;
             for (i, &prior) in priors.iter().enumerate() {
                 let mut child = NO_NODE;
-                if i < visited || (round % 7 == 0 && rng.next_u64() % 2 == 0) {
+                if i < visited || (round % 7 == 0 && rng.next_u64().is_multiple_of(2)) {
                     let mut c = Node::FRESH;
                     // Small integer stats make equal scores common.
-                    c.visits = if rng.next_u64() % 40 == 0 {
+                    c.visits = if rng.next_u64().is_multiple_of(40) {
                         0
                     } else {
                         1 + pick(&mut rng, 3) as u32
                     };
-                    c.in_flight = if rng.next_u64() % 8 == 0 {
+                    c.in_flight = if rng.next_u64().is_multiple_of(8) {
                         1 + pick(&mut rng, 2) as u32
                     } else {
                         0
                     };
                     c.value_sum = pick(&mut rng, 3) as f64 - 1.0;
-                    if rng.next_u64() % 199 == 0 {
+                    if rng.next_u64().is_multiple_of(199) {
                         c.value_sum = f64::NAN;
                     }
                     c.proven = match rng.next_u64() % 300 {

@@ -69,8 +69,11 @@ struct Draft {
     rule: Rule,
     moves: Vec<(Option<(i64, i64)>, usize)>,
     to_move: Option<Color>,
-    expect: Option<(String, Vec<(i64, i64)>, usize)>,
+    expect: Option<ExpectLine>,
 }
+
+/// An `expect` line as read: its word, its points and its line number.
+type ExpectLine = (String, Vec<(i64, i64)>, usize);
 
 impl Draft {
     fn finish(self) -> Result<Position, SuiteError> {

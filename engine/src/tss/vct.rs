@@ -235,7 +235,7 @@ impl VctSearch {
                 let depth = path.len() - 1;
                 let i = path[depth] as usize;
                 let before = (self.nodes[i].pn, self.nodes[i].dn);
-                self.update(i, depth % 2 == 0, b);
+                self.update(i, depth.is_multiple_of(2), b);
                 let changed = before != (self.nodes[i].pn, self.nodes[i].dn);
                 if depth == 0 || (i != n && !changed) {
                     break;
@@ -272,10 +272,11 @@ impl VctSearch {
                 let dn = kids.iter().map(|k| k.dn).min().unwrap_or(INF);
                 (pn, dn)
             };
-            if or && pn == 0 {
-                if let Some(k) = kids.iter().find(|k| k.pn == 0) {
-                    self.tables.strategy.insert(b.hash(), k.mv);
-                }
+            if or
+                && pn == 0
+                && let Some(k) = kids.iter().find(|k| k.pn == 0)
+            {
+                self.tables.strategy.insert(b.hash(), k.mv);
             }
             self.nodes[i].pn = pn;
             self.nodes[i].dn = dn;

@@ -104,7 +104,7 @@ impl Checker<'_> {
         if self.visited > MAX_CHECKS || depth > 400 {
             return false;
         }
-        if self.visited % 1024 == 0 && self.clock.expired() {
+        if self.visited.is_multiple_of(1024) && self.clock.expired() {
             self.out_of_time = true;
         }
         !self.out_of_time

@@ -274,7 +274,7 @@ impl Worker<'_> {
     /// Loads a newer published model, if there is one (a refused one is reported and skipped).
     fn swap_model(&mut self) -> Result<(), DistError> {
         let version = self.current.version;
-        if !self.q.latest_model_version()?.is_some_and(|v| v > version) {
+        if self.q.latest_model_version()?.is_none_or(|v| v <= version) {
             return Ok(());
         }
         match self.q.fetch_latest_model() {

@@ -6,7 +6,7 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju
+.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
 
 all: build
 
@@ -96,14 +96,14 @@ train-default-finetune: build
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
 	$(call SHIP,$(DEFAULT_RUN),freestyle,15,models/default.onnx)
 
-## train-default-standard / train-default-renju: the standard and renju default networks (profiles
-## default-15x15-standard / -renju, run folders runs/default-15x15-RULE). A run folder with no
+## train-default-standard / train-default-renju / train-default-caro: the default networks of the
+## other rules (profiles default-15x15-RULE, run folders runs/default-15x15-RULE). A run folder with no
 ## checkpoint starts from the freestyle default's (RULE_FROM; `trainer transfer-rule`), then
 ## Gumbel self-play on the rule, resumed from the newest checkpoint, then the newest model is
 ## quantized and written to models/default-RULE.onnx claiming RULE on 15x15. On a GPU:
 ## ARGS="--device cuda --parallel-workers 8".
 RULE_FROM ?= runs-saved/default-15x15/ckpt-000197.bin
-train-default-standard train-default-renju: train-default-%: build
+train-default-standard train-default-renju train-default-caro: train-default-%: build
 	@if ! ls runs/default-15x15-$*/ckpt-*.bin >/dev/null 2>&1; then \
 	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-$* \
 	    transfer-rule --from $(RULE_FROM) --from-rule freestyle; fi

@@ -388,26 +388,26 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     runtime();
     let config = OnnxEvaluatorConfig { cache_entries: 64, ..OnnxEvaluatorConfig::default() };
     let (set, plays) = engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
-    for rule in ["freestyle on 15x15, 20x20", "standard on 15x15", "renju on 15x15"] {
+    for rule in ["freestyle on 15x15, 20x20", "standard on 15x15", "renju on 15x15", "caro on 15x15"] {
         assert!(plays.contains(rule), "{plays}");
     }
-    let position = |rule| {
-        let mut b = Board::new(15, 15, rule).unwrap();
+    let position = |rule, size| {
+        let mut b = Board::new(size, size, rule).unwrap();
         for (x, y) in [(7, 7), (8, 7), (7, 8), (8, 8)] {
             b.play(engine::game::Pos::new(x, y)).unwrap();
         }
         b
     };
     let mut values = Vec::new();
-    for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju] {
-        let b = position(rule);
+    for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju, Rule::Caro] {
+        let b = position(rule, 15);
         assert!(set.refuses(&b).is_none(), "{rule}");
         let mut out = Vec::new();
         set.evaluate(&[&b], &mut out);
         set.evaluate(&[&b], &mut out);
         values.push(out[0].value);
     }
-    assert_eq!(set.cache_stats(), Some((6, 3)), "one cache: 3 rules x (a miss, then a hit)");
-    assert!(values[0] != values[1] && values[1] != values[2], "one network per rule: {values:?}");
-    assert!(set.refuses(&position(Rule::Caro)).is_some());
+    assert_eq!(set.cache_stats(), Some((8, 4)), "one cache: 4 rules x (a miss, then a hit)");
+    assert!(values.windows(2).all(|v| v[0] != v[1]), "one network per rule: {values:?}");
+    assert!(set.refuses(&position(Rule::Caro, 20)).is_some());
 }

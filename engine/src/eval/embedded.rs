@@ -18,4 +18,8 @@ pub const DEFAULT_MODELS: &[(&str, &[u8])] = &[
         "models/default-renju.onnx",
         include_bytes!("../../../models/default-renju.onnx"),
     ),
+    (
+        "models/default-caro.onnx",
+        include_bytes!("../../../models/default-caro.onnx"),
+    ),
 ];

@@ -486,8 +486,8 @@ fn onnx_of(
 /// run's epoch export would have been, claiming `rule` on `board_size`. For a checkpoint whose
 /// run folder no longer holds its export (the kept checkpoints of `runs-saved/`). A checkpoint
 /// that records another rule or board size is refused, so the file never claims what its network
-/// was not trained for; a version 1 checkpoint (which does not say) takes the claim on trust,
-/// and `warn` is told so.
+/// was not trained for; what a checkpoint does not record (a version 1 checkpoint records
+/// neither) is taken on trust, and `warn` is told so.
 pub fn export_checkpoint(
     path: &Path,
     rule: engine::game::Rule,
@@ -514,11 +514,18 @@ pub fn export_checkpoint(
             path.display()
         );
     }
-    if ck.rule.is_none() || ck.board_size.is_none() {
+    // A version 1 checkpoint records neither; one that `transfer-rule` made from it, only the
+    // rule.
+    let unrecorded = match (ck.rule, ck.board_size) {
+        (None, None) => Some("the rule and board size"),
+        (None, Some(_)) => Some("the rule"),
+        (Some(_), None) => Some("the board size"),
+        (Some(_), Some(_)) => None,
+    };
+    if let Some(what) = unrecorded {
         warn(format!(
-            "{}: the checkpoint does not record the rule and board size it was trained on \
-             (format version 1): the export claims the profile's {rule} on \
-             {board_size}x{board_size} unchecked",
+            "{}: the checkpoint does not record {what} it was trained on: the export claims \
+             the profile's {rule} on {board_size}x{board_size} unchecked",
             path.display()
         ));
     }

@@ -65,7 +65,7 @@ fn a_run_folder_from_commit_600a981_resumes() {
     // not need to.
     let export = |epoch: u64| {
         let mut warnings = Vec::new();
-        let path = dir.join(format!("ckpt-{epoch:06}.bin"));
+        let path = trainer::checkpoint::path_for(&dir, epoch);
         trainer::training::export_checkpoint(&path, s.rule, 9, &mut |m| warnings.push(m)).unwrap();
         warnings
     };

@@ -1,6 +1,7 @@
 //! Harness for the tournament tests: locates the release binaries (`fivezero-tools`,
 //! `pbrain-faulty`, `pbrain-fivezero`), runs `fivezero-tools tournament` with a hard wall-clock
-//! cap (a hung manager fails the test instead of hanging the suite), and reads its JSON summary.
+//! cap (a hung manager fails the test instead of hanging the suite), optionally signals it
+//! mid-run as a user's Ctrl-C would, and reads its JSON summary.
 //!
 //! Drives binaries only; depends on no workspace crate's internals.
 
@@ -73,6 +74,20 @@ impl Run {
 
 /// Runs `fivezero-tools tournament <args> --json F --pgn F --quiet`, killed after `cap`.
 pub fn tournament(args: &[String], cap: Duration) -> Run {
+    tournament_signalled(args, cap, &[])
+}
+
+/// Reads the `--json` summary now (Null while it is missing or unreadable).
+fn read_json(path: &Path) -> serde_json::Value {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// As [`tournament`], but once the summary shows two finished games, sends `signals` to the
+/// manager one after the other (a user's Ctrl-C, a second Ctrl-C, a SIGTERM).
+pub fn tournament_signalled(args: &[String], cap: Duration, signals: &[libc::c_int]) -> Run {
     let dir = tempfile::tempdir().expect("temp dir");
     let (json, pgn) = (
         dir.path().join("summary.json"),
@@ -108,9 +123,19 @@ pub fn tournament(args: &[String], cap: Duration) -> Run {
         let _ = err.read_to_string(&mut s);
         s
     });
+    let mut pending = signals.iter();
     let status = loop {
         if let Some(st) = child.try_wait().expect("wait") {
             break st;
+        }
+        let due =
+            signals.len() > pending.len() || read_json(&json)["games_played"].as_u64() >= Some(2);
+        if due && let Some(&sig) = pending.next() {
+            let pid = libc::pid_t::try_from(child.id()).expect("pid");
+            // SAFETY: kill(2) on our own child's pid; no memory involved.
+            assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
+            // A user's second Ctrl-C comes after the first was handled, not with it.
+            std::thread::sleep(Duration::from_millis(50));
         }
         if start.elapsed() > cap {
             let _ = child.kill();
@@ -119,10 +144,7 @@ pub fn tournament(args: &[String], cap: Duration) -> Run {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let json = std::fs::read_to_string(&json)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let json = read_json(&json);
     let records = std::fs::read_to_string(&pgn).unwrap_or_default();
     let wire = std::fs::read_to_string(dir.path().join("wire.log")).unwrap_or_default();
     Run {

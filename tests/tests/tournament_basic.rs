@@ -1,10 +1,11 @@
 //! `fivezero-tools tournament` on well-behaved brains: openings in all three notations with
 //! colour-swapped repeats, round-robin and gauntlet pairings with concurrency, the move-limit
-//! draw, SPRT early stop, and the record/JSON outputs agreeing with each other.
+//! draw, SPRT early stop, the record/JSON outputs agreeing with each other, and Ctrl-C: the games
+//! in flight finish and the summary keeps every finished game.
 
 use std::time::Duration;
 
-use fivezero_tests::referee::{Run, args, faulty, tournament};
+use fivezero_tests::referee::{Run, args, faulty, tournament, tournament_signalled};
 
 const CAP: Duration = Duration::from_secs(30);
 
@@ -206,4 +207,58 @@ fn sprt_stops_early_when_one_side_loses_every_game() {
             >= run.json["sprt"]["upper_bound"].as_f64().unwrap()
     );
     assert!(run.stdout.contains("SPRT"), "{}", run.stdout);
+}
+
+/// Two legal brains that take 25 ms a move (a game lasts well over the 50 ms between the test's
+/// signals), so a 200-game match lasts long enough to interrupt.
+fn slow_match() -> Vec<String> {
+    let slow = |name: &str, seed: &str| faulty(name, "slow", &["--delay", "25", "--seed", seed]);
+    let mut a = args(&["--engine", &slow("a", "1"), "--engine", &slow("b", "2")]);
+    a.extend(args(&[
+        "--games",
+        "200",
+        "--concurrency",
+        "2",
+        "--turn-ms",
+        "1000",
+    ]));
+    a
+}
+
+#[test]
+fn ctrl_c_lets_the_games_in_flight_finish_and_reports_them() {
+    let run = tournament_signalled(&slow_match(), CAP, &[libc::SIGINT]);
+    assert_eq!(run.code, Some(130), "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("interrupted: no new games"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("planned (interrupted)"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.json["interrupted"], true);
+    let played = run.json["games_played"].as_u64().unwrap();
+    assert!((2..200).contains(&played), "played {played}");
+    // The games in flight were finished, not cut: no forfeit, and every game is in the record.
+    totals_consistent(&run);
+    // Each engine process was ended with END, as after a full match.
+    let ends = run.wire.lines().filter(|l| l.ends_with(" END")).count();
+    assert_eq!(ends, 4, "two workers, two engines each:\n{}", run.wire);
+}
+
+#[test]
+fn a_second_signal_quits_at_once_and_the_summary_keeps_the_finished_games() {
+    let run = tournament_signalled(&slow_match(), CAP, &[libc::SIGINT, libc::SIGTERM]);
+    assert_eq!(
+        run.code, None,
+        "killed by the second signal; stderr: {}",
+        run.stderr
+    );
+    let played = run.json["games_played"].as_u64().unwrap();
+    assert!((2..200).contains(&played), "played {played}");
+    assert_eq!(run.json["games"].as_array().unwrap().len() as u64, played);
+    assert!(run.records.matches("[Result ").count() as u64 >= played);
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use fivezero_tests::referee::{Run, args, faulty, tournament};
+use fivezero_tests::referee::{Run, args, bin, faulty, tournament};
 
 fn fails_with(extra: &[&str], engines: &[String], needle: &str) -> Run {
     let mut a = Vec::new();
@@ -88,4 +88,25 @@ fn openings_with_bad_stones() {
 fn bad_sprt_and_size() {
     fails_with(&["--sprt", "elo0=5,elo1=0"], &two(), "elo1 > elo0");
     fails_with(&["--size", "40"], &two(), "--size");
+}
+
+#[test]
+fn json_path_that_cannot_be_written_fails_before_any_engine_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let wire = dir.path().join("wire.log");
+    let json = dir.path().join("no-such-dir/summary.json");
+    let mut a = args(&["tournament", "--log", wire.to_str().unwrap()]);
+    for e in two() {
+        a.extend(["--engine".to_string(), e]);
+    }
+    a.extend(["--json".to_string(), json.display().to_string()]);
+    let out = std::process::Command::new(bin("fivezero-tools"))
+        .args(&a)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("json file `"), "{stderr}");
+    let log = std::fs::read_to_string(&wire).unwrap_or_default();
+    assert!(log.is_empty(), "no engine started:\n{log}");
 }

@@ -32,7 +32,12 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().cmd {
-        Cmd::Tournament(a) => tools::tournament::run(*a).map(|_| ()),
+        Cmd::Tournament(a) => match tools::tournament::run(*a) {
+            // 130 = 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C, so a
+            // script does not take a cut-short match for a finished one.
+            Ok(summary) if summary.interrupted => return ExitCode::from(130),
+            other => other.map(|_| ()),
+        },
         Cmd::Elo(a) => tools::elo::run(a),
         Cmd::Tactics(a) => tools::tactics::run(a),
         Cmd::MineTactics(a) => tools::mine::run(a),

@@ -3,11 +3,13 @@
 //! Elo, SPRT, a game record file and a JSON summary.
 //!
 //! Layout: `spec` (engine command lines), `openings` (opening files), `process` + `memory` +
-//! `log` (child processes), `game` (one game, adjudication), `report` (tallies and output);
-//! this file holds the CLI arguments and the scheduler (worker threads, each with its own
-//! engine processes kept alive between games). Depends on `engine::game`, `protocol`, `stats`.
+//! `log` (child processes), `game` (one game, adjudication), `report` (tallies and output),
+//! `interrupt` (Ctrl-C); this file holds the CLI arguments and the scheduler (worker threads,
+//! each with its own engine processes kept alive between games). Depends on `engine::game`,
+//! `engine::net::write_atomic`, `protocol`, `stats`.
 
 pub mod game;
+pub mod interrupt;
 pub mod log;
 pub mod memory;
 pub mod openings;
@@ -21,6 +23,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use crossbeam_channel::RecvTimeoutError;
 
 use engine::game::{Board, Rule};
 
@@ -71,7 +75,12 @@ TIME AND FORFEITS
 WHAT ENGINES SAY
   The first MESSAGE an engine sends before its OK to START (pbrain-fivezero names the model or
   evaluator it plays on there) is printed once, with the report and as `start_message` in the
-  JSON summary: check it before reading a match's result.";
+  JSON summary: check it before reading a match's result.
+
+STOPPING EARLY
+  The --json summary is rewritten after every game. The first Ctrl-C (or SIGTERM) starts no
+  new game, lets the games in flight finish, prints the report and exits with status 130
+  (`\"interrupted\": true` in the summary); a second one quits at once.";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP, args_override_self = true)]
@@ -137,7 +146,7 @@ pub struct Args {
     /// Game record file (PGN-like: tags, moves in algebraic notation, result and reason).
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
-    /// JSON summary for scripts.
+    /// JSON summary for scripts, rewritten after every game.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Log every line exchanged with the engines.
@@ -316,6 +325,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
         manager_overhead_mean_us: 0.0,
         manager_overhead_max_us: 0.0,
         games: Vec::new(),
+        interrupted: false,
     };
     let mut tally = Tally::new(summary, args.sprt);
     let log = match &args.log {
@@ -328,6 +338,11 @@ pub fn run(args: Args) -> Result<Summary, String> {
         )),
         None => None,
     };
+    if let Some(p) = &args.json {
+        // Before any engine starts: a path that cannot be written is an error now, not after
+        // hours of games.
+        write_json(p, &tally.summary)?;
+    }
     let workers = args.concurrency.clamp(1, jobs.len().max(1));
     let shared = Arc::new(Shared {
         specs,
@@ -350,9 +365,29 @@ pub fn run(args: Args) -> Result<Summary, String> {
         handles.push(h);
     }
     drop(tx);
+    interrupt::install();
     let tty = std::io::stderr().is_terminal();
     let rule_name = args.rule.to_string();
-    for msg in rx {
+    loop {
+        if !tally.summary.interrupted && interrupt::requested() {
+            tally.summary.interrupted = true;
+            shared.stop.store(true, Ordering::Relaxed);
+            eprintln!(
+                "{}interrupted: no new games; the games in flight finish first (Ctrl-C again \
+                 quits now{})",
+                if tty { "\r\x1b[K" } else { "" },
+                if args.json.is_some() {
+                    "; the --json summary holds every finished game"
+                } else {
+                    ""
+                }
+            );
+        }
+        let msg = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         match msg {
             WorkerMsg::Game(job, rec) => {
                 let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
@@ -384,6 +419,13 @@ pub fn run(args: Args) -> Result<Summary, String> {
                     );
                     let _ = w.write_all(text.as_bytes()).and_then(|_| w.flush());
                 }
+                if let Some(p) = &args.json
+                    && let Err(e) = write_json(p, &tally.summary)
+                {
+                    // Every game, so a killed tournament keeps what it finished; a failure
+                    // here is said, and the final write says it again as an error.
+                    eprintln!("{}warning: {e}", if tty { "\r\x1b[K" } else { "" });
+                }
                 if !args.quiet {
                     let line = tally.progress_line();
                     if tty {
@@ -411,11 +453,16 @@ pub fn run(args: Args) -> Result<Summary, String> {
     log.flush();
     print!("{}", tally.final_report());
     if let Some(p) = &args.json {
-        let text =
-            serde_json::to_string_pretty(&tally.summary).map_err(|e| format!("json: {e}"))?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("json file `{}`: {e}", p.display()))?;
+        write_json(p, &tally.summary)?;
     }
     Ok(tally.summary)
+}
+
+/// Writes the summary so a reader (or a kill in the middle) sees the previous one or this one.
+fn write_json(path: &std::path::Path, summary: &Summary) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(summary).map_err(|e| format!("json: {e}"))?;
+    engine::net::write_atomic(path, (text + "\n").as_bytes())
+        .map_err(|e| format!("json file `{}`: {e}", path.display()))
 }
 
 /// Plays jobs from the queue until it is empty or the tournament stops; keeps one process per

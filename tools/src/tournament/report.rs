@@ -111,6 +111,8 @@ pub struct Summary {
     pub manager_overhead_mean_us: f64,
     pub manager_overhead_max_us: f64,
     pub games: Vec<GameSummary>,
+    /// Stopped by Ctrl-C or SIGTERM before the planned games were played.
+    pub interrupted: bool,
 }
 
 /// Accumulates results as games finish (in completion order; totals do not depend on it).
@@ -276,8 +278,13 @@ impl Tally {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "Tournament: {} games of {} planned, {} {}x{}",
-            s.games_played, s.games_planned, s.rule, s.width, s.height
+            "Tournament: {} games of {} planned{}, {} {}x{}",
+            s.games_played,
+            s.games_planned,
+            if s.interrupted { " (interrupted)" } else { "" },
+            s.rule,
+            s.width,
+            s.height
         );
         let _ = writeln!(out, "\nResults per pair (first engine's view):");
         for p in &s.pairs {

@@ -6,6 +6,7 @@
 //! Drives binaries only; depends on no workspace crate's internals.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -93,7 +94,19 @@ pub fn tournament_signalled(args: &[String], cap: Duration, signals: &[libc::c_i
         dir.path().join("summary.json"),
         dir.path().join("games.pgn"),
     );
-    let mut child = Command::new(bin("fivezero-tools"))
+    let mut command = Command::new(bin("fivezero-tools"));
+    // SAFETY: the closure runs in the forked child before exec and calls only signal(2), which
+    // is async-signal-safe. Why: a suite started in the background of a script (`make test &`)
+    // inherits SIGINT ignored, and the manager rightly keeps an ignored SIGINT ignored; the
+    // manager these tests run is the one a user starts from a terminal.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .arg("tournament")
         .args(args)
         .arg("--json")

@@ -141,8 +141,10 @@ pub fn tournament_signalled(args: &[String], cap: Duration, signals: &[libc::c_i
         if let Some(st) = child.try_wait().expect("wait") {
             break st;
         }
-        let due =
-            signals.len() > pending.len() || read_json(&json)["games_played"].as_u64() >= Some(2);
+        // The summary is read only while a signal waits for the second finished game.
+        let due = pending.len() > 0
+            && (pending.len() < signals.len()
+                || read_json(&json)["games_played"].as_u64() >= Some(2));
         if due && let Some(&sig) = pending.next() {
             let pid = libc::pid_t::try_from(child.id()).expect("pid");
             // SAFETY: kill(2) on our own child's pid; no memory involved.

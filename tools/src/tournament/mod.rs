@@ -367,6 +367,8 @@ pub fn run(args: Args) -> Result<Summary, String> {
     drop(tx);
     interrupt::install();
     let tty = std::io::stderr().is_terminal();
+    // A line said between progress updates first clears the progress line on a terminal.
+    let clear_line = if tty { "\r\x1b[K" } else { "" };
     let rule_name = args.rule.to_string();
     loop {
         if !tally.summary.interrupted && interrupt::requested() {
@@ -375,7 +377,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
             eprintln!(
                 "{}interrupted: no new games; the games in flight finish first (Ctrl-C again \
                  quits now{})",
-                if tty { "\r\x1b[K" } else { "" },
+                clear_line,
                 if args.json.is_some() {
                     "; the --json summary holds every finished game"
                 } else {
@@ -399,10 +401,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
                         && !args.quiet
                     {
                         let name = &shared.specs[e].name;
-                        eprintln!(
-                            "{}{name} said at START: {m}",
-                            if tty { "\r\x1b[K" } else { "" }
-                        );
+                        eprintln!("{clear_line}{name} said at START: {m}");
                     }
                 }
                 let number = tally.summary.games_played;
@@ -424,7 +423,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
                 {
                     // Every game, so a killed tournament keeps what it finished; a failure
                     // here is said, and the final write says it again as an error.
-                    eprintln!("{}warning: {e}", if tty { "\r\x1b[K" } else { "" });
+                    eprintln!("{clear_line}warning: {e}");
                 }
                 if !args.quiet {
                     let line = tally.progress_line();

@@ -4,7 +4,8 @@
 //! comment (the `--help` text), its default (clap's `default_value_t`, which `Default` and serde
 //! reuse) and, for quantities, the unit in its name.
 //!
-//! Layering: defaults, then the profile, then the flags given on the command line. Where every
+//! Layering: defaults, then the profile's parents (`inherits = "NAME"`, nearest last), then the
+//! profile, then the flags given on the command line. Where every
 //! value came from is kept (`Source`), so an error names the key and its source: an unknown key
 //! or a wrong type in a profile, an invalid value, or a run folder whose network disagrees with
 //! the settings (`check_run_folder`). All of it is checked before any work starts.
@@ -361,23 +362,66 @@ pub fn keys() -> Vec<String> {
         .collect()
 }
 
-/// The table `profile` of the TOML text `text` (named `file` in errors), unparsed.
-fn profile_table(text: &str, file: &str, profile: &str) -> Result<toml::Table, ConfigError> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+/// The table `profile` of the TOML text `text` (named `file` in errors), unparsed, with the keys
+/// it does not set taken from the profile it names in `inherits = "PARENT"` (as Cargo's profiles
+/// do), and from that one's parent in turn; and the profile each key came from.
+fn profile_table(
+    text: &str,
+    file: &str,
+    profile: &str,
+) -> Result<(toml::Table, BTreeMap<String, String>), ConfigError> {
+    let parse_error = |why: String| ConfigError::Parse {
         file: file.into(),
-        why: e.to_string(),
-    })?;
-    match table.get(profile) {
-        Some(toml::Value::Table(t)) => Ok(t.clone()),
-        Some(_) => Err(ConfigError::Parse {
-            file: file.into(),
-            why: format!("`{profile}` is not a table of settings"),
-        }),
-        None => Err(ConfigError::NoProfile {
-            file: file.into(),
-            profile: profile.into(),
-            have: table.keys().cloned().collect::<Vec<_>>().join(", "),
-        }),
+        why,
+    };
+    let all: toml::Table = toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+    let (mut merged, mut origin) = (toml::Table::new(), BTreeMap::new());
+    let mut chain: Vec<String> = Vec::new();
+    let mut name = profile.to_string();
+    loop {
+        let mut table = match all.get(&name) {
+            Some(toml::Value::Table(t)) => t.clone(),
+            Some(_) => return Err(parse_error(format!("`{name}` is not a table of settings"))),
+            None if chain.is_empty() => {
+                return Err(ConfigError::NoProfile {
+                    file: file.into(),
+                    profile: name,
+                    have: all.keys().cloned().collect::<Vec<_>>().join(", "),
+                });
+            }
+            None => {
+                let child = chain.last().expect("not the first profile");
+                return Err(parse_error(format!(
+                    "profile `{child}` inherits `{name}`, which is not a profile here"
+                )));
+            }
+        };
+        chain.push(name.clone());
+        let parent = match table.remove("inherits") {
+            None => None,
+            Some(toml::Value::String(parent)) => Some(parent),
+            Some(other) => {
+                return Err(parse_error(format!(
+                    "profile `{name}`: `inherits` is {other}, not the name of a profile"
+                )));
+            }
+        };
+        for (key, value) in table {
+            if !merged.contains_key(&key) {
+                origin.insert(key.clone(), name.clone());
+                merged.insert(key, value);
+            }
+        }
+        match parent {
+            Some(parent) if chain.contains(&parent) => {
+                return Err(parse_error(format!(
+                    "profiles inherit in a circle: {} -> {parent}",
+                    chain.join(" -> ")
+                )));
+            }
+            Some(parent) => name = parent,
+            None => return Ok((merged, origin)),
+        }
     }
 }
 
@@ -408,7 +452,7 @@ fn settings_from_table(
 
 /// The profile `profile` of the TOML text `text` (named `file` in errors), over the defaults.
 pub fn profile_from_str(text: &str, file: &str, profile: &str) -> Result<Settings, ConfigError> {
-    settings_from_table(profile_table(text, file, profile)?, file, profile)
+    settings_from_table(profile_table(text, file, profile)?.0, file, profile)
 }
 
 pub fn load_profile(path: &Path, profile: &str) -> Result<Settings, ConfigError> {
@@ -432,13 +476,14 @@ pub fn resolve(
         Some(path) => {
             let file = path.display().to_string();
             let name = profile.unwrap_or("default").to_string();
-            table = profile_table(&read_file(path)?, &file, &name)?;
-            for key in table.keys() {
+            let origin;
+            (table, origin) = profile_table(&read_file(path)?, &file, &name)?;
+            for (key, profile) in origin {
                 let source = Source::Profile {
                     file: file.clone(),
-                    profile: name.clone(),
+                    profile,
                 };
-                sources.insert(key.clone(), source);
+                sources.insert(key, source);
             }
             (file, name)
         }
@@ -578,6 +623,66 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`b`") && e.contains("a"), "{e}");
+    }
+
+    /// A profile takes the keys it does not set from the profile it `inherits`, and that one's
+    /// parent in turn; an error names the profile a bad key came from.
+    #[test]
+    fn a_profile_inherits_the_keys_it_does_not_set() {
+        let text = "[base]\nepochs = 3\nlr = 0.5\nboard_size = 9\n\
+                    [mid]\ninherits = \"base\"\nlr = 0.25\n\
+                    [a]\ninherits = \"mid\"\nboard_size = 11\n";
+        let s = profile_from_str(text, "x.toml", "a").unwrap();
+        assert_eq!((s.epochs, s.lr, s.board_size), (3, 0.25, 11));
+        let r = resolve_with(text, &["--epochs", "4"]).unwrap();
+        assert_eq!(r.settings.epochs, 4);
+        let profile_of = |key: &str| match r.source(key) {
+            Source::Profile { profile, .. } => profile,
+            other => panic!("{key} from {other:?}"),
+        };
+        assert_eq!(
+            (profile_of("lr"), profile_of("board_size")),
+            ("mid".into(), "a".into())
+        );
+        assert_eq!(r.source("epochs"), Source::Flag);
+        assert_eq!(r.source("batch_size"), Source::Default);
+        assert!(
+            r.overridden.iter().any(|l| l.contains("profile `base`")),
+            "{:?}",
+            r.overridden
+        );
+        let e = resolve_with("[base]\nlr = -1.0\n[a]\ninherits = \"base\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`lr`") && e.contains("profile `base`"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_parent_a_circle_or_a_parent_that_is_no_name_is_an_error() {
+        for (text, words) in [
+            (
+                "[a]\ninherits = \"b\"\n",
+                &["`a`", "`b`", "not a profile"][..],
+            ),
+            (
+                "[a]\ninherits = \"b\"\n[b]\ninherits = \"a\"\n",
+                &["circle", "a -> b -> a"][..],
+            ),
+            ("[a]\ninherits = \"a\"\n", &["circle", "a -> a"][..]),
+            ("[a]\ninherits = 3\n", &["`inherits`", "not the name"][..]),
+            (
+                "b = 1\n[a]\ninherits = \"b\"\n",
+                &["`b` is not a table"][..],
+            ),
+        ] {
+            let e = profile_from_str(text, "x.toml", "a")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("x.toml"), "{e}");
+            for w in words {
+                assert!(e.contains(w), "{text}: {e}");
+            }
+        }
     }
 
     #[test]

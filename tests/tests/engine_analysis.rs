@@ -425,7 +425,9 @@ fn info_max_node_limits_the_visits() {
     };
     assert_eq!(visits(&b), 500);
     b.send("INFO max_node -1");
-    b.send("INFO timeout_turn 400");
+    // Long enough that a saturated machine still passes 500 visits (a 400 ms turn gave 289 beside
+    // a training run and the other tests): the check is that the limit is gone, not the speed.
+    b.send("INFO timeout_turn 3000");
     b.send("TURN 0,0");
     assert!(parse_move(&b.reply(QUICK)).is_some());
     assert!(visits(&b) > 500, "{}", visits(&b));

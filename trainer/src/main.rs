@@ -42,8 +42,8 @@ enum Command {
         #[arg(long, default_value_t = 800)]
         visits: u64,
     },
-    /// The learning curve: Elo against the classical evaluator by CPU-hours, one line per run
-    /// folder (runs trained with eval_vs_classical), drawn into a PNG.
+    /// The learning curve: Elo against the classical evaluator by CPU-hours and by games played,
+    /// one line per run folder (runs trained with eval_vs_classical), drawn into a PNG.
     Curve {
         /// The PNG to write.
         #[arg(long)]
@@ -126,8 +126,8 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
             for c in trainer::curve::draw_runs(&runs, &out)? {
                 let last = c.points.last().map_or("no finite Elo".to_string(), |p| {
                     format!(
-                        "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours",
-                        p.1, p.2, p.0
+                        "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours, {} games",
+                        p.elo, p.error, p.hours, p.games
                     )
                 });
                 eprintln!(

@@ -231,7 +231,8 @@ fn panel(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        // Curves climb to the right, and sweeps lie along the bottom: the upper left is free.
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))

@@ -28,7 +28,7 @@ fn unix_now_s() -> f64 {
 
 /// This process's CPU time (user + system, all threads) in seconds.
 #[cfg(unix)]
-pub fn process_cpu_s() -> Option<f64> {
+fn process_cpu_s() -> Option<f64> {
     // SAFETY: getrusage only writes the zeroed struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
@@ -39,7 +39,7 @@ pub fn process_cpu_s() -> Option<f64> {
 }
 
 #[cfg(not(unix))]
-pub fn process_cpu_s() -> Option<f64> {
+fn process_cpu_s() -> Option<f64> {
     None
 }
 

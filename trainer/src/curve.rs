@@ -10,9 +10,15 @@
 //! bootstrap that comes first, its own duration) times the cores the run was given: `threads`
 //! (all cores when 0) or `parallel_workers`, whichever is more, from the folder's `settings.toml`.
 //!
-//! Depends on `config` (the run's settings) and plotters; reads `metrics.jsonl` records written
-//! by `metrics`.
+//! Next to those equal-visit evaluations, each run's equal-time results (`equal-time.jsonl`,
+//! written by `trainer equal-time`: the engine on the run's export of an epoch against the engine
+//! on the classical evaluator, at equal time per move) are drawn dashed, each at where the run
+//! stood when it wrote that epoch's export.
+//!
+//! Depends on `config` (the run's settings), `equal_time` (its records) and plotters; reads
+//! `metrics.jsonl` records written by `metrics`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
@@ -34,12 +40,83 @@ pub struct Point {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Curve {
     pub label: String,
+    /// Its evaluations at equal visits (the training run's own).
     pub points: Vec<Point>,
     /// Clean sweeps, which have no finite Elo, at their 95% bound: a loss of every game is "at
     /// most" it, a win of every game "at least".
     pub sweeps: Vec<Point>,
+    /// Its equal-time results, one series per time per move.
+    pub equal_time: Vec<TimeSeries>,
     /// Games played by the last record (bootstrap included).
     pub games: u64,
+    /// Where the run stood (CPU-hours, games) when it wrote each epoch's export.
+    pub epochs: BTreeMap<u64, (f64, u64)>,
+}
+
+/// Equal-time results at one time per move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeSeries {
+    pub turn_ms: u64,
+    pub points: Vec<Point>,
+    pub sweeps: Vec<Point>,
+}
+
+/// A match result at where the run stood, onto `points`, or onto `sweeps` at its 95% bound when
+/// it has no finite Elo.
+fn place(
+    (points, sweeps): (&mut Vec<Point>, &mut Vec<Point>),
+    (w, d, l): (u32, u32, u32),
+    (elo, error): (f64, f64),
+    (hours, games): (f64, u64),
+) {
+    let (lo, hi) = crate::elo::elo_bounds(w, d, l);
+    let point = |elo, error| Point {
+        hours,
+        games,
+        elo,
+        error,
+    };
+    match (w, d, l) {
+        (0, 0, l) if l > 0 => sweeps.push(point(hi, 0.0)),
+        (w, 0, 0) if w > 0 => sweeps.push(point(lo, 0.0)),
+        _ if elo.is_finite() && error.is_finite() => points.push(point(elo, error)),
+        _ => {}
+    }
+}
+
+impl Curve {
+    /// Adds a run's equal-time records, each at its epoch's place (a record of an epoch the
+    /// metrics do not reach is left out: there is nowhere to draw it).
+    pub fn add_equal_time(&mut self, records: &[crate::equal_time::Record]) {
+        for r in records {
+            let Some(&at) = self.epochs.get(&r.epoch) else {
+                continue;
+            };
+            let i = match self.equal_time.iter().position(|t| t.turn_ms == r.turn_ms) {
+                Some(i) => i,
+                None => {
+                    self.equal_time.push(TimeSeries {
+                        turn_ms: r.turn_ms,
+                        points: Vec::new(),
+                        sweeps: Vec::new(),
+                    });
+                    self.equal_time.len() - 1
+                }
+            };
+            let t = &mut self.equal_time[i];
+            let wdl = (r.wins, r.draws, r.losses);
+            place(
+                (&mut t.points, &mut t.sweeps),
+                wdl,
+                crate::elo::elo(r.wins, r.draws, r.losses),
+                at,
+            );
+        }
+        for t in &mut self.equal_time {
+            t.points.sort_by(|a, b| a.hours.total_cmp(&b.hours));
+        }
+        self.equal_time.sort_by_key(|t| t.turn_ms);
+    }
 }
 
 /// The curve of `text` (a metrics.jsonl) for a run given `cores` cores.
@@ -51,6 +128,7 @@ pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
     // Bootstrap games; self-play games as of the last epoch record, and since (an evaluation is
     // logged before its epoch's record).
     let (mut boot_games, mut selfplay_games, mut selfplay_since) = (0, 0, 0);
+    let mut epochs = BTreeMap::new();
     for line in text.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -84,6 +162,16 @@ pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
             (Some("epoch"), Some(g)) => (selfplay_games, selfplay_since) = (g, 0),
             _ => {}
         }
+        // An epoch record comes with its export, and a warm start's with epoch 0's.
+        let epoch = match kind {
+            Some("epoch") => v.get("epoch").and_then(|e| e.as_u64()),
+            Some("warm_start") => Some(0),
+            _ => None,
+        };
+        if let Some(e) = epoch {
+            let games = boot_games + selfplay_games + selfplay_since;
+            epochs.insert(e, (seconds / 3600.0, games));
+        }
         let Some(m) = v.get("vs_classical").filter(|m| !m.is_null()) else {
             continue;
         };
@@ -91,26 +179,23 @@ pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
             continue;
         };
         let count = |k: &str| m[k].as_u64().unwrap_or(0) as u32;
-        let (w, d, l) = (count("wins"), count("draws"), count("losses"));
-        let (lo, hi) = crate::elo::elo_bounds(w, d, l);
-        let point = |elo, error| Point {
-            hours: seconds / 3600.0,
-            games: boot_games + selfplay_games + selfplay_since,
-            elo,
-            error,
-        };
-        match (w, d, l) {
-            (0, 0, l) if l > 0 => sweeps.push(point(hi, 0.0)),
-            (w, 0, 0) if w > 0 => sweeps.push(point(lo, 0.0)),
-            _ if elo.is_finite() && err.is_finite() => points.push(point(elo, err)),
-            _ => {}
-        }
+        place(
+            (&mut points, &mut sweeps),
+            (count("wins"), count("draws"), count("losses")),
+            (elo, err),
+            (
+                seconds / 3600.0,
+                boot_games + selfplay_games + selfplay_since,
+            ),
+        );
     }
     Curve {
         label: label.into(),
         points,
         sweeps,
+        equal_time: Vec::new(),
         games: boot_games + selfplay_games + selfplay_since,
+        epochs,
     }
 }
 
@@ -133,11 +218,13 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
         let label = dir
             .file_name()
             .map_or("run".into(), |n| n.to_string_lossy().into_owned());
-        let c = parse(&label, &text, cores(dir));
-        if c.points.is_empty() && c.sweeps.is_empty() {
+        let mut c = parse(&label, &text, cores(dir));
+        c.add_equal_time(&crate::equal_time::read(dir));
+        if c.points.is_empty() && c.sweeps.is_empty() && c.equal_time.is_empty() {
             anyhow::bail!(
-                "{}: no evaluation against the classical evaluator (eval_vs_classical)",
-                path.display()
+                "{}: no evaluation against the classical evaluator (eval_vs_classical) and no {}",
+                path.display(),
+                crate::equal_time::FILE
             );
         }
         curves.push(c);
@@ -148,11 +235,12 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
 
 fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     crate::plot::register_font();
-    let root = BitMapBackend::new(out, (1200, 520)).into_drawing_area();
+    let root = BitMapBackend::new(out, (1200, 560)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(
-        "Elo vs the classical evaluator (equal visits, 95% bars; x: a 0-N sweep, Elo at most there)",
-        ("sans-serif", 18),
+        "Elo vs the classical evaluator: solid at equal visits, dashed at equal time per move \
+         (95% bars; x: a 0-N sweep, Elo at most there)",
+        ("sans-serif", 17),
     )?;
     let (by_hours, by_games) = root.split_horizontally(600);
     panel(&by_hours, curves, "CPU-hours", |p| p.hours, &|x| {
@@ -169,6 +257,9 @@ fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> 
     Ok(())
 }
 
+type Chart<'a> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<Coord, Coord>>;
+type Coord = plotters::coord::types::RangedCoordf64;
+
 /// One chart: every run's Elo against `x` of its evaluations.
 fn panel(
     area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
@@ -177,7 +268,15 @@ fn panel(
     x: impl Fn(&Point) -> f64 + Copy,
     x_format: &dyn Fn(&f64) -> String,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let all = || curves.iter().flat_map(|c| c.points.iter().chain(&c.sweeps));
+    let all = || {
+        curves.iter().flat_map(|c| {
+            let timed = c
+                .equal_time
+                .iter()
+                .flat_map(|t| t.points.iter().chain(&t.sweeps));
+            c.points.iter().chain(&c.sweeps).chain(timed)
+        })
+    };
     let x1 = all().map(x).fold(0.0f64, f64::max).max(1e-3) * 1.05;
     let lo = all().map(|p| p.elo - p.error).fold(0.0f64, f64::min);
     let hi = all().map(|p| p.elo + p.error).fold(0.0f64, f64::max);
@@ -198,36 +297,12 @@ fn panel(
         .draw()?;
     let colors = [BLUE, RED, GREEN, MAGENTA, BLACK];
     for (c, color) in curves.iter().zip(colors.iter().cycle()) {
-        let color = *color;
-        chart
-            .draw_series(LineSeries::new(
-                c.points.iter().map(|p| (x(p), p.elo)),
-                color.stroke_width(2),
-            ))?
-            .label(format!("{} ({} games)", c.label, c.games))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-        chart.draw_series(c.points.iter().map(|p| {
-            ErrorBar::new_vertical(
-                x(p),
-                p.elo - p.error,
-                p.elo,
-                p.elo + p.error,
-                color.filled(),
-                8,
-            )
-        }))?;
-        // A sweep: a cross at its 95% bound and a line towards where the Elo lies.
-        chart.draw_series(c.sweeps.iter().map(|p| {
-            let end = if p.elo < 0.0 { floor } else { ceiling };
-            PathElement::new(vec![(x(p), p.elo), (x(p), end)], color.stroke_width(1))
-        }))?;
-        chart.draw_series(
-            c.sweeps
-                .iter()
-                .map(|p| Cross::new((x(p), p.elo), 6, color.stroke_width(2))),
-        )?;
+        let label = format!("{} ({} games), equal visits", c.label, c.games);
+        series(&mut chart, (&c.points, &c.sweeps), *color, false, label, x)?;
+        for t in &c.equal_time {
+            let label = format!("{}, {} ms/move", c.label, t.turn_ms);
+            series(&mut chart, (&t.points, &t.sweeps), *color, true, label, x)?;
+        }
     }
     chart
         .configure_series_labels()
@@ -237,6 +312,53 @@ fn panel(
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
         .draw()?;
+    Ok(())
+}
+
+/// One series: a line through its points (dashed when `dashed`) with their 95% bars, and each
+/// clean sweep as a cross at its bound with a line towards where the Elo lies.
+fn series(
+    chart: &mut Chart,
+    (points, sweeps): (&[Point], &[Point]),
+    color: RGBColor,
+    dashed: bool,
+    label: String,
+    x: impl Fn(&Point) -> f64 + Copy,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (floor, ceiling) = (chart.y_range().start, chart.y_range().end);
+    let line = points.iter().map(|p| (x(p), p.elo));
+    let style = color.stroke_width(2);
+    let drawn = if dashed {
+        chart.draw_series(DashedLineSeries::new(line, 7, 5, style))?
+    } else {
+        chart.draw_series(LineSeries::new(line, style))?
+    };
+    // The legend's sample: two strokes that meet, or a dash and the start of the next.
+    let gap = if dashed { 12 } else { 7 };
+    drawn.label(label).legend(move |p| {
+        EmptyElement::at(p)
+            + PathElement::new(vec![(0, 0), (7, 0)], style)
+            + PathElement::new(vec![(gap, 0), (18, 0)], style)
+    });
+    chart.draw_series(points.iter().map(|p| {
+        ErrorBar::new_vertical(
+            x(p),
+            p.elo - p.error,
+            p.elo,
+            p.elo + p.error,
+            color.filled(),
+            8,
+        )
+    }))?;
+    chart.draw_series(sweeps.iter().map(|p| {
+        let end = if p.elo < 0.0 { floor } else { ceiling };
+        PathElement::new(vec![(x(p), p.elo), (x(p), end)], color.stroke_width(1))
+    }))?;
+    chart.draw_series(
+        sweeps
+            .iter()
+            .map(|p| Cross::new((x(p), p.elo), 6, color.stroke_width(2))),
+    )?;
     Ok(())
 }
 
@@ -302,5 +424,52 @@ not json
         let c = parse("mixed", mixed, 1.0);
         assert_eq!(c.points[0].hours, 1.0);
         assert_eq!(c.points[1].hours, 2.0);
+    }
+
+    #[test]
+    fn equal_time_results_sit_where_their_epoch_was_exported() {
+        // A bootstrap (900 CPU-s, 10 games), the warm start's epoch 0 (100 CPU-s of a new
+        // process), epoch 1 (900 more) and epoch 2 (1,700 more: one CPU-hour in all).
+        let text = r#"{"kind":"bootstrap","games":10,"seconds":950,"time_s":1000,"process_start_s":0,"cpu_s":900}
+{"kind":"warm_start","games":10,"time_s":1200,"process_start_s":1100,"cpu_s":100}
+{"kind":"epoch","epoch":1,"games":64,"time_s":2000,"process_start_s":1100,"cpu_s":1000}
+{"kind":"epoch","epoch":2,"games":128,"time_s":4000,"process_start_s":1100,"cpu_s":2700}"#;
+        let mut c = parse("warm", text, 1.0);
+        assert_eq!(c.epochs[&0], (1000.0 / 3600.0, 10));
+        assert_eq!(c.epochs[&2], (1.0, 138));
+        let record = |epoch, turn_ms, (wins, draws, losses)| crate::equal_time::Record {
+            epoch,
+            model: format!("models/model-{epoch:06}.onnx"),
+            turn_ms,
+            match_ms: turn_ms * 60,
+            wins,
+            draws,
+            losses,
+            forfeits: 0,
+            openings: "o.txt".into(),
+        };
+        c.add_equal_time(&[
+            record(2, 1000, (9, 2, 9)),
+            record(0, 1000, (2, 0, 18)),
+            record(2, 250, (0, 0, 20)),
+            // No export record of epoch 5 in the metrics: nowhere to draw it.
+            record(5, 1000, (10, 0, 10)),
+        ]);
+        let at = |p: &Point| (p.hours, p.games, p.elo, p.error);
+        let turns: Vec<u64> = c.equal_time.iter().map(|t| t.turn_ms).collect();
+        assert_eq!(turns, [250, 1000]);
+        let (_, hi) = crate::elo::elo_bounds(0, 0, 20);
+        assert!(c.equal_time[0].points.is_empty());
+        assert_eq!(at(&c.equal_time[0].sweeps[0]), (1.0, 138, hi, 0.0));
+        let (e0, err0) = crate::elo::elo(2, 0, 18);
+        assert_eq!(
+            c.equal_time[1].points.iter().map(at).collect::<Vec<_>>(),
+            [
+                (1000.0 / 3600.0, 10, e0, err0),
+                (1.0, 138, 0.0, crate::elo::elo(9, 2, 9).1)
+            ]
+        );
+        // The equal-visit evaluations are untouched (this run had none).
+        assert!(c.points.is_empty() && c.sweeps.is_empty());
     }
 }

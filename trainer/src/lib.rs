@@ -9,9 +9,12 @@
 //! `net_eval` (the tch backend of the engine's network seam), `probe` (the network's prior on
 //! available fives), `elo`, `arena` (evaluation matches), `training` (`Trainer`: step, resume,
 //! checkpoint, export, evaluation), `bootstrap` (warm-start games of the classical search),
-//! `metrics`, `plot` (training.png), `curve` (Elo against the classical evaluator by CPU-hours,
-//! across runs), `run` (the single-machine loop) and `distributed` (Redis workers over the same
-//! `Trainer`). Only `run`, `main`, `progress`, `bootstrap::run` and the distributed workers print.
+//! `metrics`, `plot` (training.png), `equal_time` (a run's saved networks against the classical
+//! evaluator at equal time per move, in the tournament manager), `curve` (Elo against the
+//! classical evaluator by CPU-hours, across runs), `run` (the single-machine loop) and
+//! `distributed` (Redis workers over the same `Trainer`). Only `run`, `main`, `progress`,
+//! `bootstrap::run`, `equal_time` (and the tournament it starts) and the distributed workers
+//! print.
 //! The engine never depends on this crate.
 
 pub mod arena;
@@ -22,6 +25,7 @@ pub mod curve;
 pub mod device;
 pub mod distributed;
 pub mod elo;
+pub mod equal_time;
 pub mod gumbel;
 pub mod metrics;
 pub mod model;

@@ -137,13 +137,7 @@ pub(crate) fn quantize_bias(c: &Conv, x_scale: f32, w_scales: &[f32]) -> (Vec<i3
 /// needs them back). Errors name the missing or malformed tensor.
 pub fn weights_from_model(m: &ModelProto) -> Result<(NetWeights, ModelMeta), NetError> {
     let bad = |s: String| NetError::Config(s);
-    let meta = ModelMeta::from_props(|k| {
-        m.metadata_props
-            .iter()
-            .find(|p| p.key.as_deref() == Some(k))
-            .and_then(|p| p.value.clone())
-    })
-    .map_err(bad)?;
+    let meta = super::writer::meta_of_proto(m)?;
     let graph = m
         .graph
         .as_ref()

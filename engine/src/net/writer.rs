@@ -387,7 +387,6 @@ pub fn quantized_onnx_bytes(
     Ok(quantized_model_proto(weights, meta, ranges, bits)?.encode_to_vec())
 }
 
-/// The serialized ONNX model (deterministic: same weights and meta, same bytes).
 /// A model file's bytes with its claim replaced: the rules and square board sizes it was
 /// trained for or measured on (empty: not stated, so everything). The rest of the file, weights
 /// and other metadata included, is kept as it was.
@@ -401,14 +400,7 @@ pub fn set_claim(
 ) -> Result<Vec<u8>, NetError> {
     let mut m = ModelProto::decode(onnx)
         .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
-    let get = |props: &[StringStringEntryProto], k: &str| {
-        props
-            .iter()
-            .find(|p| p.key.as_deref() == Some(k))
-            .and_then(|p| p.value.clone())
-    };
-    let mut meta =
-        ModelMeta::from_props(|k| get(&m.metadata_props, k)).map_err(NetError::Config)?;
+    let mut meta = meta_of_proto(&m)?;
     meta.rules = rules.to_vec();
     meta.board_sizes = board_sizes.to_vec();
     let keys = [super::meta_keys::RULES, super::meta_keys::BOARD_SIZES];
@@ -425,6 +417,28 @@ pub fn set_claim(
     Ok(m.encode_to_vec())
 }
 
+/// The fivezero metadata of a model file's bytes (preset, step, the rules and sizes it claims).
+///
+/// # Errors
+/// Bytes that are not an ONNX model with fivezero metadata.
+pub fn model_meta(onnx: &[u8]) -> Result<ModelMeta, NetError> {
+    let m = ModelProto::decode(onnx)
+        .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
+    meta_of_proto(&m)
+}
+
+/// The fivezero metadata of a decoded model.
+pub(crate) fn meta_of_proto(m: &ModelProto) -> Result<ModelMeta, NetError> {
+    ModelMeta::from_props(|k| {
+        m.metadata_props
+            .iter()
+            .find(|p| p.key.as_deref() == Some(k))
+            .and_then(|p| p.value.clone())
+    })
+    .map_err(NetError::Config)
+}
+
+/// The serialized ONNX model (deterministic: same weights and meta, same bytes).
 pub fn onnx_bytes(weights: &NetWeights, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
     Ok(model_proto(weights, meta)?.encode_to_vec())
 }

@@ -25,23 +25,34 @@ use crate::config::Settings;
 /// The file of a run folder that holds its equal-time results.
 pub const FILE: &str = "equal-time.jsonl";
 
-/// How the matches are played.
-#[derive(Clone, Debug)]
+/// How the matches are played (the flags of `trainer equal-time`).
+#[derive(Clone, Debug, clap::Args)]
 pub struct Options {
-    /// Epochs to play; empty: every `every`-th export and the last.
+    /// Epochs to play (comma-separated); default: every --every-th export and the last.
+    #[arg(long, value_delimiter = ',')]
     pub epochs: Vec<u64>,
+    #[arg(long, default_value_t = 10)]
     pub every: u64,
-    /// Games per epoch (colours swapped over each opening, so an even number).
+    /// Games per epoch (each opening twice, colours swapped).
+    #[arg(long, default_value_t = 40)]
     pub games: u32,
+    /// Time per move, ms (both engines).
+    #[arg(long, default_value_t = 1000)]
     pub turn_ms: u64,
-    /// The game clock per engine; `None`: 60 moves' worth of `turn_ms`.
+    /// Time per game and engine, ms [default: 60 x --turn-ms].
+    #[arg(long)]
     pub match_ms: Option<u64>,
+    /// Games played at the same time (each a pair of engine processes; one core each).
+    #[arg(long, default_value_t = 2)]
     pub concurrency: u32,
+    #[arg(long, default_value = "tools/openings/balanced-3stone.txt")]
     pub openings: PathBuf,
-    /// Where `pbrain-fivezero` and `fivezero-tools` are.
-    pub bin_dir: PathBuf,
-    /// Memory limit per engine, as the tournament takes it (Gomocup gives 350 MiB).
+    /// Memory limit per engine (Gomocup's is 350 MiB).
+    #[arg(long, default_value = "350M")]
     pub max_memory: String,
+    /// Where pbrain-fivezero and fivezero-tools are [default: this program's folder].
+    #[arg(long)]
+    pub bin_dir: Option<PathBuf>,
 }
 
 /// One epoch's result, a line of `equal-time.jsonl` (with `kind`, `time_s` from `metrics`).
@@ -109,8 +120,16 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
     let available: Vec<u64> = exports.iter().map(|(e, _)| *e).collect();
     let match_ms = options.match_ms.unwrap_or(options.turn_ms * 60);
     let done = read(dir);
-    let tools = options.bin_dir.join("fivezero-tools");
-    let engine = options.bin_dir.join("pbrain-fivezero");
+    let bin_dir = match &options.bin_dir {
+        Some(d) => d.clone(),
+        None => std::env::current_exe()
+            .context("cannot locate this program")?
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    };
+    let tools = bin_dir.join("fivezero-tools");
+    let engine = bin_dir.join("pbrain-fivezero");
     for bin in [&tools, &engine] {
         if !bin.is_file() {
             bail!(
@@ -274,7 +293,7 @@ mod tests {
             match_ms: None,
             concurrency: 1,
             openings: PathBuf::from("o.txt"),
-            bin_dir: PathBuf::new(),
+            bin_dir: None,
             max_memory: "350M".into(),
         }
     }

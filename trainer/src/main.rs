@@ -61,31 +61,8 @@ enum Command {
         /// Run folders (--checkpoint-dir of each run).
         #[arg(required = true)]
         runs: Vec<PathBuf>,
-        /// Epochs to play (comma-separated); default: every --every-th export and the last.
-        #[arg(long, value_delimiter = ',')]
-        epochs: Vec<u64>,
-        #[arg(long, default_value_t = 10)]
-        every: u64,
-        /// Games per epoch (each opening twice, colours swapped).
-        #[arg(long, default_value_t = 40)]
-        games: u32,
-        /// Time per move, ms (both engines).
-        #[arg(long, default_value_t = 1000)]
-        turn_ms: u64,
-        /// Time per game and engine, ms [default: 60 x --turn-ms].
-        #[arg(long)]
-        match_ms: Option<u64>,
-        /// Games played at the same time (each a pair of engine processes; one core each).
-        #[arg(long, default_value_t = 2)]
-        concurrency: u32,
-        #[arg(long, default_value = "tools/openings/balanced-3stone.txt")]
-        openings: PathBuf,
-        /// Memory limit per engine (Gomocup's is 350 MiB).
-        #[arg(long, default_value = "350M")]
-        max_memory: String,
-        /// Where pbrain-fivezero and fivezero-tools are [default: this program's folder].
-        #[arg(long)]
-        bin_dir: Option<PathBuf>,
+        #[command(flatten)]
+        options: trainer::equal_time::Options,
     },
     /// Starts the run folder --checkpoint-dir, for --rule, from a checkpoint trained on another
     /// rule: the network's weights on the old rule's input plane are copied onto the new one's,
@@ -177,37 +154,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
             eprintln!("curve: wrote {}", out.display());
             return Ok(());
         }
-        Some(Command::EqualTime {
-            runs,
-            epochs,
-            every,
-            games,
-            turn_ms,
-            match_ms,
-            concurrency,
-            openings,
-            max_memory,
-            bin_dir,
-        }) => {
-            let bin_dir = match bin_dir {
-                Some(d) => d,
-                None => std::env::current_exe()
-                    .context("cannot locate this program")?
-                    .parent()
-                    .map(PathBuf::from)
-                    .unwrap_or_default(),
-            };
-            let options = trainer::equal_time::Options {
-                epochs,
-                every,
-                games,
-                turn_ms,
-                match_ms,
-                concurrency,
-                openings,
-                bin_dir,
-                max_memory,
-            };
+        Some(Command::EqualTime { runs, options }) => {
             for run in &runs {
                 trainer::equal_time::run(run, &options)?;
             }

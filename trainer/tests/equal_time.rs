@@ -52,6 +52,14 @@ fn equal_time(dir: &Path, epochs: &str) -> Output {
         .unwrap()
 }
 
+/// What `equal-time` said when it refused `epochs`.
+fn refused(dir: &Path, epochs: &str) -> String {
+    let out = equal_time(dir, epochs);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{err}");
+    err
+}
+
 fn records(dir: &Path) -> Vec<trainer::equal_time::Record> {
     trainer::equal_time::read(dir)
 }
@@ -84,9 +92,7 @@ fn plays_an_export_at_equal_time_once_and_refuses_what_it_cannot_measure() {
 
     // A network that claims renju only would be played by the classical evaluator here.
     export(dir, 2, &[Rule::Renju]);
-    let out = equal_time(dir, "2");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = refused(dir, "2");
     assert!(
         err.contains("model-000002.onnx") && err.contains("renju"),
         "{err}"
@@ -94,16 +100,12 @@ fn plays_an_export_at_equal_time_once_and_refuses_what_it_cannot_measure() {
 
     // A file that is not a model, and an epoch with no export.
     std::fs::write(dir.join("models/model-000003.onnx"), b"not a model").unwrap();
-    let out = equal_time(dir, "3");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = refused(dir, "3");
     assert!(
         err.contains("model-000003.onnx") && err.contains("not an ONNX model"),
         "{err}"
     );
-    let out = equal_time(dir, "4");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = refused(dir, "4");
     assert!(err.contains("no export of epoch 4"), "{err}");
 
     // What was saved before is all still there.

@@ -115,7 +115,8 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
     for line in &r.overridden {
         eprintln!("trainer: {line}");
     }
-    // Only the self-play worker, the monitor and the curve leave the run folder alone.
+    // These read run folders (or none) without taking one over: the curve, equal-time, export,
+    // the self-play worker and the monitor.
     let folder_free = matches!(
         command,
         Some(

@@ -15,8 +15,8 @@ mod writer;
 pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
 pub use writer::{
-    QUANTIZATION_KEY, model_meta, model_proto, onnx_bytes, quantized_model_proto, quantized_onnx_bytes,
-    set_claim, write_atomic, write_model_file,
+    QUANTIZATION_KEY, model_meta, model_proto, onnx_bytes, quantized_model_proto,
+    quantized_onnx_bytes, set_claim, write_atomic, write_model_file,
 };
 
 use std::fmt;

@@ -237,9 +237,7 @@ pub fn quantize_model_bytes(
     w: usize,
     bits: WeightBits,
 ) -> Result<Vec<u8>, NetError> {
-    use prost::Message;
-    let m = ModelProto::decode(fp32)
-        .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
+    let m = super::writer::decode_model(fp32)?;
     let (weights, meta) = weights_from_model(&m)?;
     let ranges = calibrate(&weights, positions, h, w)?;
     super::writer::quantized_onnx_bytes(&weights, &meta, &ranges, bits)

@@ -398,8 +398,7 @@ pub fn set_claim(
     rules: &[crate::game::Rule],
     board_sizes: &[usize],
 ) -> Result<Vec<u8>, NetError> {
-    let mut m = ModelProto::decode(onnx)
-        .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
+    let mut m = decode_model(onnx)?;
     let mut meta = meta_of_proto(&m)?;
     meta.rules = rules.to_vec();
     meta.board_sizes = board_sizes.to_vec();
@@ -422,9 +421,12 @@ pub fn set_claim(
 /// # Errors
 /// Bytes that are not an ONNX model with fivezero metadata.
 pub fn model_meta(onnx: &[u8]) -> Result<ModelMeta, NetError> {
-    let m = ModelProto::decode(onnx)
-        .map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))?;
-    meta_of_proto(&m)
+    meta_of_proto(&decode_model(onnx)?)
+}
+
+/// A model file's bytes decoded, or "not an ONNX model".
+pub(crate) fn decode_model(onnx: &[u8]) -> Result<ModelProto, NetError> {
+    ModelProto::decode(onnx).map_err(|e| NetError::Config(format!("not an ONNX model: {e}")))
 }
 
 /// The fivezero metadata of a decoded model.

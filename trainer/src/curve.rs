@@ -85,18 +85,25 @@ fn place(
 }
 
 impl Curve {
-    /// Adds a run's equal-time records, each at its epoch's place (a record of an epoch the
-    /// metrics do not reach is left out: there is nowhere to draw it).
+    /// Adds a run's equal-time records, each at its epoch's place; records of the same epoch and
+    /// time per move (a rerun with more games or other openings) are one point of all their
+    /// games. A record of an epoch the metrics do not reach is left out: there is nowhere to
+    /// draw it.
     pub fn add_equal_time(&mut self, records: &[crate::equal_time::Record]) {
+        let mut summed: BTreeMap<(u64, u64), (u32, u32, u32)> = BTreeMap::new();
         for r in records {
-            let Some(&at) = self.epochs.get(&r.epoch) else {
+            let wdl = summed.entry((r.turn_ms, r.epoch)).or_default();
+            *wdl = (wdl.0 + r.wins, wdl.1 + r.draws, wdl.2 + r.losses);
+        }
+        for ((turn_ms, epoch), (wins, draws, losses)) in summed {
+            let Some(&at) = self.epochs.get(&epoch) else {
                 continue;
             };
-            let i = match self.equal_time.iter().position(|t| t.turn_ms == r.turn_ms) {
+            let i = match self.equal_time.iter().position(|t| t.turn_ms == turn_ms) {
                 Some(i) => i,
                 None => {
                     self.equal_time.push(TimeSeries {
-                        turn_ms: r.turn_ms,
+                        turn_ms,
                         points: Vec::new(),
                         sweeps: Vec::new(),
                     });
@@ -104,11 +111,10 @@ impl Curve {
                 }
             };
             let t = &mut self.equal_time[i];
-            let wdl = (r.wins, r.draws, r.losses);
             place(
                 (&mut t.points, &mut t.sweeps),
-                wdl,
-                crate::elo::elo(r.wins, r.draws, r.losses),
+                (wins, draws, losses),
+                crate::elo::elo(wins, draws, losses),
                 at,
             );
         }
@@ -454,6 +460,8 @@ not json
             record(2, 250, (0, 0, 20)),
             // No export record of epoch 5 in the metrics: nowhere to draw it.
             record(5, 1000, (10, 0, 10)),
+            // A second match of epoch 0 at 1 s/move: one point of all 40 games.
+            record(0, 1000, (3, 1, 16)),
         ]);
         let at = |p: &Point| (p.hours, p.games, p.elo, p.error);
         let turns: Vec<u64> = c.equal_time.iter().map(|t| t.turn_ms).collect();
@@ -461,7 +469,7 @@ not json
         let (_, hi) = crate::elo::elo_bounds(0, 0, 20);
         assert!(c.equal_time[0].points.is_empty());
         assert_eq!(at(&c.equal_time[0].sweeps[0]), (1.0, 138, hi, 0.0));
-        let (e0, err0) = crate::elo::elo(2, 0, 18);
+        let (e0, err0) = crate::elo::elo(5, 1, 34);
         assert_eq!(
             c.equal_time[1].points.iter().map(at).collect::<Vec<_>>(),
             [

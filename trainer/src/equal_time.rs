@@ -70,6 +70,18 @@ pub struct Record {
     pub openings: String,
 }
 
+impl Record {
+    /// Whether this is the result `options` would play for `epoch` (its clock, game count and
+    /// openings): another count or other openings play again, and `trainer curve` adds the games.
+    fn played_as(&self, epoch: u64, options: &Options, match_ms: u64) -> bool {
+        self.epoch == epoch
+            && self.turn_ms == options.turn_ms
+            && self.match_ms == match_ms
+            && self.wins + self.draws + self.losses == options.games
+            && self.openings == options.openings.display().to_string()
+    }
+}
+
 /// The results already in `dir`'s `equal-time.jsonl` (none when it is missing); a line that is
 /// not a record is skipped, as `trainer curve` skips it.
 pub fn read(dir: &Path) -> Vec<Record> {
@@ -142,14 +154,13 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
         .with_context(|| format!("cannot open {}", dir.join(FILE).display()))?;
     let mut new = Vec::new();
     for epoch in pick(&available, options)? {
-        if done
-            .iter()
-            .any(|r| r.epoch == epoch && r.turn_ms == options.turn_ms && r.match_ms == match_ms)
-        {
+        if done.iter().any(|r| r.played_as(epoch, options, match_ms)) {
             eprintln!(
-                "equal-time: {} epoch {epoch}: already played at {} ms/move",
+                "equal-time: {} epoch {epoch}: already played ({} games at {} ms/move from {})",
                 dir.display(),
-                options.turn_ms
+                options.games,
+                options.turn_ms,
+                options.openings.display()
             );
             continue;
         }
@@ -331,6 +342,20 @@ mod tests {
         .unwrap();
         assert_eq!((r.wins, r.draws, r.losses, r.forfeits), (3, 1, 6, 2));
         assert_eq!((r.epoch, r.turn_ms, r.match_ms), (7, 100, 6000));
+        // Played as asked only with the same count of games (10 here, 2 asked), openings, clock.
+        assert!(!r.played_as(7, &o, 6000));
+        let ten = Options {
+            games: 10,
+            ..o.clone()
+        };
+        assert!(r.played_as(7, &ten, 6000));
+        assert!(!r.played_as(8, &ten, 6000));
+        assert!(!r.played_as(7, &ten, 9000));
+        let other = Options {
+            openings: PathBuf::from("other.txt"),
+            ..ten.clone()
+        };
+        assert!(!r.played_as(7, &other, 6000));
         let e = record_of(
             &summary("the classical evaluator: the model claims renju only"),
             "epoch-7",

@@ -180,13 +180,11 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
         }
         let summary = dir.join("equal-time.partial.json");
         let name = format!("epoch-{epoch}");
+        let network = engine_spec(&engine, model, &name)?;
+        let classical = engine_spec(&engine, Path::new("none"), "classical")?;
         let status = Command::new(&tools)
             .arg("tournament")
-            .args(["--engine", &engine_spec(&engine, model, &name)])
-            .args([
-                "--engine",
-                &engine_spec(&engine, Path::new("none"), "classical"),
-            ])
+            .args(["--engine", &network, "--engine", &classical])
             .args(["--games", &options.games.to_string(), "--repeat"])
             .args(["--concurrency", &options.concurrency.max(1).to_string()])
             .args(["--rule", &settings.rule.to_string()])
@@ -238,12 +236,22 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
 }
 
 /// A `--engine` spec: the engine on `model` ("none": the classical evaluator).
-fn engine_spec(engine: &Path, model: &Path, name: &str) -> String {
-    format!(
+fn engine_spec(engine: &Path, model: &Path, name: &str) -> anyhow::Result<String> {
+    // The manager splits a spec at its commas, and a spec has no way to quote one.
+    for path in [engine, model] {
+        if path.to_string_lossy().contains(',') {
+            bail!(
+                "{}: the tournament's --engine spec cannot hold a path with a comma; \
+                 move or link the run folder (or the binaries) to a path without one",
+                path.display()
+            );
+        }
+    }
+    Ok(format!(
         "cmd={},arg=--model,arg={},name={name}",
         engine.display(),
         model.display()
-    )
+    ))
 }
 
 /// The record of a tournament summary (`fivezero-tools tournament --json`), checking that the
@@ -307,6 +315,19 @@ mod tests {
             bin_dir: None,
             max_memory: "350M".into(),
         }
+    }
+
+    #[test]
+    fn a_path_with_a_comma_is_refused_before_the_manager_splits_it() {
+        let engine = Path::new("/bin/pbrain-fivezero");
+        let spec = engine_spec(engine, Path::new("run/models/model-000007.onnx"), "e7").unwrap();
+        assert_eq!(
+            spec,
+            "cmd=/bin/pbrain-fivezero,arg=--model,arg=run/models/model-000007.onnx,name=e7"
+        );
+        let e = engine_spec(engine, Path::new("a,b/models/model-000007.onnx"), "e7").unwrap_err();
+        assert!(e.to_string().contains("a,b/models"), "{e}");
+        assert!(engine_spec(Path::new("/x,y/pbrain"), Path::new("none"), "c").is_err());
     }
 
     #[test]

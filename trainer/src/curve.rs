@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use crate::config::Settings;
+use crate::plot::{DrawResult, EloChart as Chart};
 
 /// One evaluation against the classical evaluator, where the run stood when it was played.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -239,7 +240,7 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
     Ok(curves)
 }
 
-fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(curves: &[Curve], out: &Path) -> DrawResult<()> {
     crate::plot::register_font();
     let root = BitMapBackend::new(out, (1200, 560)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -263,9 +264,6 @@ fn draw(curves: &[Curve], out: &Path) -> Result<(), Box<dyn std::error::Error>> 
     Ok(())
 }
 
-type Chart<'a> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<Coord, Coord>>;
-type Coord = plotters::coord::types::RangedCoordf64;
-
 /// One chart: every run's Elo against `x` of its evaluations.
 fn panel(
     area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
@@ -273,7 +271,7 @@ fn panel(
     x_desc: &str,
     x: impl Fn(&Point) -> f64 + Copy,
     x_format: &dyn Fn(&f64) -> String,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> DrawResult<()> {
     let all = || {
         curves.iter().flat_map(|c| {
             let timed = c
@@ -310,15 +308,7 @@ fn panel(
             series(&mut chart, (&t.points, &t.sweeps), *color, true, label, x)?;
         }
     }
-    chart
-        .configure_series_labels()
-        // Curves climb to the right, and sweeps lie along the bottom: the upper left is free.
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()?;
-    Ok(())
+    crate::plot::legend(&mut chart)
 }
 
 /// One series: a line through its points (dashed when `dashed`) with their 95% bars, and each
@@ -330,7 +320,7 @@ fn series(
     dashed: bool,
     label: String,
     x: impl Fn(&Point) -> f64 + Copy,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> DrawResult<()> {
     let (floor, ceiling) = (chart.y_range().start, chart.y_range().end);
     let line = points.iter().map(|p| (x(p), p.elo));
     let style = color.stroke_width(2);

@@ -129,7 +129,7 @@ fn range(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
     (lo - span * pad, hi + span * pad)
 }
 
-type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
+pub(crate) type DrawResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn draw(series: &Series, path: &Path, title: &str) -> DrawResult<()> {
     register_font();
@@ -244,6 +244,16 @@ fn draw_elo(bottom: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> 
         BLUE,
         "vs classical evaluator (equal visits)",
     )?;
+    legend(&mut chart)
+}
+
+/// An Elo chart over CPU-hours, games or epochs.
+pub(crate) type EloChart<'a> =
+    ChartContext<'a, BitMapBackend<'a>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The series' labels in the upper left, where Elo curves leave room: they climb to the right,
+/// and the curve's sweeps lie along the bottom.
+pub(crate) fn legend(chart: &mut EloChart<'_>) -> DrawResult<()> {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -256,7 +266,7 @@ fn draw_elo(bottom: &DrawingArea<BitMapBackend<'_>, Shift>, series: &Series) -> 
 
 /// (epoch, Elo, 95% error) points as dots with vertical error bars.
 fn error_bars(
-    chart: &mut ChartContext<'_, BitMapBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut EloChart<'_>,
     points: &[(f64, f64, f64)],
     color: RGBColor,
     label: &str,

@@ -63,6 +63,44 @@ impl fmt::Display for Resume {
 
 engine::serde_via_str!(Resume);
 
+/// The network self-play searches with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SelfplayBackend {
+    /// onnx on a CPU, tch on CUDA (the project's ONNX Runtime is a CPU build).
+    #[default]
+    Auto,
+    /// The training network itself, on libtorch.
+    Tch,
+    /// The training network's export, loaded into ONNX Runtime at the start of each epoch.
+    Onnx,
+}
+
+impl FromStr for SelfplayBackend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(SelfplayBackend::Auto),
+            "tch" | "torch" | "libtorch" => Ok(SelfplayBackend::Tch),
+            "onnx" | "ort" => Ok(SelfplayBackend::Onnx),
+            _ => Err(format!(
+                "unknown self-play backend `{s}` (expected auto, tch or onnx)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for SelfplayBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SelfplayBackend::Auto => "auto",
+            SelfplayBackend::Tch => "tch",
+            SelfplayBackend::Onnx => "onnx",
+        })
+    }
+}
+
+engine::serde_via_str!(SelfplayBackend);
+
 /// Everything a training run is told. Flags are the field names with dashes (`--board-size`).
 #[derive(Clone, Debug, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -77,9 +115,15 @@ pub struct Settings {
     /// Fresh playouts per self-play move.
     #[arg(long, default_value_t = 100)]
     pub mcts_simulations: u32,
-    /// Threads for the tree work of self-play and evaluation games.
+    /// Threads for the tree work of self-play and evaluation games (and, with the onnx
+    /// self-play backend, ONNX Runtime sessions that run parts of a step's batch at once).
     #[arg(long, default_value_t = 1)]
     pub parallel_workers: usize,
+    /// The network self-play searches with: tch (the training network on libtorch), onnx (its
+    /// export each epoch, on ONNX Runtime: about 2-3x the positions/s of libtorch per CPU core
+    /// for the CPU presets) or auto (onnx on a CPU, tch on CUDA).
+    #[arg(long, default_value_t = SelfplayBackend::Auto)]
+    pub selfplay_backend: SelfplayBackend,
     /// Games played at once; their leaves share one forward per step.
     #[arg(long, default_value_t = 32)]
     pub parallel_games: usize,

@@ -2,16 +2,76 @@
 //! `VarStore` and runs eval-mode forwards without gradients. `TchEvaluator`, the engine's
 //! `NetEvaluator` over it, serves self-play, the five-prior probe and evaluation matches.
 //!
-//! Depends on tch, `model` and `engine::eval::network`.
+//! Self-play may instead search with the network's ONNX export on the engine's ONNX Runtime
+//! evaluator (`selfplay_backend`): the same network at 1.7x the self-play speed on a 2-core CPU.
+//! `onnx_selfplay` makes that choice once per process (the single-machine run and the
+//! distributed workers alike) and `onnx_evaluator` loads each new export.
+//!
+//! Depends on tch, `model`, `config` (the setting) and `engine::eval` (network, onnx).
 
 use std::sync::Mutex;
 
 use engine::eval::features;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput};
+use engine::eval::onnx::{Device as OrtDevice, OnnxRuntime};
+use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::net::NetConfig;
 use tch::{Device, Kind, Tensor, nn};
 
+use crate::config::{SelfplayBackend, Settings};
 use crate::model::{Net, to_vec};
+
+/// The ONNX Runtime sessions self-play searches with (`selfplay_backend`), or `None` for the tch
+/// network: `auto` takes them on a CPU when the runtime loads (and `warn`s why not otherwise),
+/// `onnx` without a runtime is an error. One session per tree worker, the torch threads shared
+/// among them: each step's batch is cut into one part per session and the parts run at once
+/// (`NetEvaluator::forward_split`).
+pub fn onnx_selfplay(
+    s: &Settings,
+    device: Device,
+    warn: impl FnOnce(String),
+) -> anyhow::Result<Option<OnnxEvaluatorConfig>> {
+    let wanted = match s.selfplay_backend {
+        SelfplayBackend::Tch => false,
+        SelfplayBackend::Auto => device == Device::Cpu,
+        SelfplayBackend::Onnx => true,
+    };
+    if !wanted {
+        return Ok(None);
+    }
+    if let Err(e) = OnnxRuntime::init() {
+        if s.selfplay_backend == SelfplayBackend::Auto {
+            warn(format!(
+                "self-play on libtorch: ONNX Runtime cannot run the network here ({e})"
+            ));
+            return Ok(None);
+        }
+        anyhow::bail!(
+            "--selfplay-backend onnx: ONNX Runtime cannot run the network ({e}); \
+             --selfplay-backend tch plays on libtorch"
+        );
+    }
+    let sessions = s.parallel_workers.max(1);
+    let config = OnnxEvaluatorConfig {
+        sessions,
+        threads_intra: (s.torch_threads() / sessions).max(1),
+        device: OrtDevice::Cpu,
+        batch: 16,
+        cache_entries: 0,
+    };
+    eprintln!(
+        "trainer: self-play on ONNX Runtime: {sessions} session(s) of {} thread(s)",
+        config.threads_intra
+    );
+    Ok(Some(config))
+}
+
+/// The network exported as `onnx` (an epoch's or a distributed version's) in ONNX Runtime
+/// sessions of `config`, for self-play.
+pub fn onnx_evaluator(onnx: &[u8], config: OnnxEvaluatorConfig) -> anyhow::Result<OnnxEvaluator> {
+    OnnxEvaluator::from_bytes(onnx, config)
+        .map_err(|e| anyhow::anyhow!("loading the network's export into ONNX Runtime: {e}"))
+}
 
 /// The trainer's evaluator: encode, tch forward, masked softmax.
 pub type TchEvaluator = NetEvaluator<TchNet>;
@@ -71,7 +131,13 @@ impl Backend for TchNet {
     }
 
     /// Eval-mode forward on host planes.
-    fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+    fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError> {
         let expected = n * features::PLANES * h * w;
         if planes.len() != expected || n == 0 {
             return Err(format!(

@@ -381,7 +381,8 @@ fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Sl
     })
 }
 
-/// Step 2: one forward for all leaves of all games.
+/// Step 2: one forward for all leaves of all games (in parts at once where the backend runs
+/// several forwards at a time).
 fn forward_all(
     net: &NetEvaluator<dyn Backend>,
     slots: &[Slot],
@@ -399,7 +400,7 @@ fn forward_all(
     }
     let t0 = Instant::now();
     let out = net
-        .forward(batch_planes, total, n, n)
+        .forward_split(batch_planes, total, n, n)
         .map_err(|e| anyhow::anyhow!("self-play forward ({}): {e}", net.backend().name()))?;
     report.forward_time += t0.elapsed();
     report.forwards += 1;

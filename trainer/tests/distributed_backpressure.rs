@@ -66,6 +66,7 @@ fn worker(url: &str, id: &str, max_queue: u64, max_games: u64) -> SelfPlayWorker
         model_check_games: 4,
         max_games: Some(max_games),
         device: tch::Device::Cpu,
+        onnx: None,
         heartbeat_ttl: Duration::from_secs(2),
         wait_model: Duration::from_secs(60),
         give_up_after: Duration::from_secs(30),

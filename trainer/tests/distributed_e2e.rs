@@ -90,6 +90,9 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
         let out = w.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         assert!(out.status.success(), "worker failed: {err}");
+        // A CPU worker searches with each version's ONNX file on ONNX Runtime (the default
+        // `--selfplay-backend auto`); model swaps load the new file.
+        assert!(err.contains("self-play on ONNX Runtime"), "{err}");
         // "… model vN (K swaps), play … s, queue X ms/game, …"
         let swaps: u64 = err
             .split(" swaps)")

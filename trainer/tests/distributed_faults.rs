@@ -208,6 +208,7 @@ fn workers_reconnect_when_redis_restarts() {
         model_check_games: 4,
         max_games: Some(GAMES),
         device: tch::Device::Cpu,
+        onnx: None,
         heartbeat_ttl: Duration::from_secs(3),
         wait_model: Duration::from_secs(60),
         give_up_after: Duration::from_secs(30),

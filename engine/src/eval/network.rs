@@ -55,6 +55,12 @@ pub trait Backend: Send + Sync {
         1
     }
 
+    /// How many forwards it runs at the same time (its sessions): `NetEvaluator::forward_split`
+    /// cuts one large batch into this many parts.
+    fn concurrent_forwards(&self) -> usize {
+        1
+    }
+
     /// Why the network should not play a `rule` game on a `w` x `h` board (see
     /// `Evaluator::refuses`).
     fn refuses(&self, _rule: crate::game::Rule, _w: usize, _h: usize) -> Option<String> {
@@ -179,6 +185,60 @@ impl<B: Backend + ?Sized> NetEvaluator<B> {
             .into());
         }
         Ok(output)
+    }
+
+    /// `forward` for a large batch (trainer self-play): cut into one part per concurrent forward
+    /// of the backend, the parts run at the same time on their own threads, the outputs joined
+    /// in order. One part (the backend runs one forward at a time, or the batch is small) is
+    /// `forward` itself.
+    ///
+    /// # Errors
+    /// As `forward`, the first part's error first.
+    pub fn forward_split(
+        &self,
+        planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError> {
+        // Parts of at least 8 positions: smaller ones cost more in threads than they save.
+        let parts = self.backend.concurrent_forwards().min(n / 8).max(1);
+        if parts == 1 {
+            return self.forward(planes, n, h, w);
+        }
+        let per = planes.len() / n.max(1);
+        let sizes: Vec<usize> = (0..parts)
+            .map(|i| n / parts + usize::from(i < n % parts))
+            .collect();
+        let outputs: Vec<Result<NetOutput, BackendError>> = std::thread::scope(|scope| {
+            let mut first = 0;
+            let handles: Vec<_> = sizes
+                .iter()
+                .map(|&k| {
+                    let part = &planes[first * per..(first + k) * per];
+                    first += k;
+                    scope.spawn(move || self.forward(part, k, h, w))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|_| Err("a forward thread panicked".into()))
+                })
+                .collect()
+        });
+        let mut joined = NetOutput {
+            logits: Vec::with_capacity(n * h * w),
+            values: Vec::with_capacity(n),
+        };
+        for output in outputs {
+            let output = output?;
+            joined.logits.extend_from_slice(&output.logits);
+            joined.values.extend_from_slice(&output.values);
+        }
+        Ok(joined)
     }
 
     /// Step 3: the evaluations of the positions whose `planes` (as `encode` wrote them) are
@@ -442,6 +502,50 @@ mod tests {
         ev.finish(&c, &output, 2, second);
         assert_eq!(parts, whole);
         assert!(whole.iter().any(|e| e.value == 1.0), "values are clamped");
+    }
+
+    #[test]
+    fn a_split_forward_runs_parts_at_once_and_joins_them_in_order() {
+        /// Three forwards at a time; answers that depend on each position's planes (so a part
+        /// joined out of order shows); the sizes of the parts it ran; a part of `fail` fails.
+        struct Sessions {
+            sizes: Mutex<Vec<usize>>,
+            fail: usize,
+        }
+        impl Backend for Sessions {
+            fn name(&self) -> String {
+                "sessions".into()
+            }
+            fn concurrent_forwards(&self) -> usize {
+                3
+            }
+            fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+                self.sizes.lock().unwrap().push(n);
+                if n == self.fail {
+                    return Err("this part fails".into());
+                }
+                let per = planes.len() / n;
+                let logits = (0..n * h * w).map(|i| planes[(i / (h * w)) * per + i % (h * w)]).collect();
+                Ok(NetOutput { logits, values: (0..n).map(|k| planes[k * per + 1]).collect() })
+            }
+        }
+        let (h, w) = (5, 5);
+        let per = features::PLANES * h * w;
+        let planes: Vec<f32> = (0..50 * per).map(|i| (i % 97) as f32 + (i / per) as f32).collect();
+        let ev = NetEvaluator::new(Sessions { sizes: Mutex::new(Vec::new()), fail: 0 });
+        let split = ev.forward_split(&planes, 50, h, w).unwrap();
+        assert_eq!(split, ev.forward(&planes, 50, h, w).unwrap());
+        let mut sizes = ev.backend().sizes.lock().unwrap().clone();
+        sizes.sort();
+        assert_eq!(sizes, [16, 17, 17, 50], "three parts at once, then the whole batch");
+        // Too few positions for parts of 8: one forward.
+        ev.backend().sizes.lock().unwrap().clear();
+        ev.forward_split(&planes[..10 * per], 10, h, w).unwrap();
+        assert_eq!(*ev.backend().sizes.lock().unwrap(), [10]);
+        // A failing part fails the whole forward.
+        let failing = NetEvaluator::new(Sessions { sizes: Mutex::new(Vec::new()), fail: 16 });
+        let e = failing.forward_split(&planes, 50, h, w).unwrap_err();
+        assert!(e.to_string().contains("this part fails"), "{e}");
     }
 }
 

@@ -154,6 +154,10 @@ impl Backend for OnnxSessions {
         self.batch
     }
 
+    fn concurrent_forwards(&self) -> usize {
+        self.pool.len()
+    }
+
     fn model_id(&self) -> u64 {
         self.id
     }

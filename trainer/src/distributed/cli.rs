@@ -14,6 +14,7 @@ use super::queue::Queue;
 use super::{device_for, monitor, parse_gpus, selfplay_worker, train_worker};
 use crate::config::Settings;
 use crate::device::resolve;
+use crate::net_eval::onnx_selfplay;
 use crate::run::set_threads;
 use crate::selfplay::SelfPlayConfig;
 
@@ -151,21 +152,28 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         model_check_games: a.model_check_games,
         max_games: a.max_games,
         device: tch::Device::Cpu,
+        onnx: None,
         heartbeat_ttl: Duration::from_secs(a.heartbeat_ttl_s),
         wait_model: Duration::from_secs(a.wait_model_s),
         give_up_after: Duration::from_secs(a.redis.give_up_after_s),
         max_queue: a.max_queue,
     };
+    let workers = devices
+        .iter()
+        .map(|(id, dev)| {
+            Ok(selfplay_worker::SelfPlayWorkerOptions {
+                worker_id: id.clone(),
+                device: *dev,
+                onnx: onnx_selfplay(s, *dev, |m| eprintln!("selfplay-worker {id}: warning: {m}"))?,
+                ..base.clone()
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let stop = AtomicBool::new(false);
     let results: Vec<_> = std::thread::scope(|sc| {
-        let handles: Vec<_> = devices
-            .iter()
-            .map(|(id, dev)| {
-                let o = selfplay_worker::SelfPlayWorkerOptions {
-                    worker_id: id.clone(),
-                    device: *dev,
-                    ..base.clone()
-                };
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|o| {
                 let stop = &stop;
                 sc.spawn(move || (o.worker_id.clone(), selfplay_worker::run(&o, stop)))
             })

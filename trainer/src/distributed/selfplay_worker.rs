@@ -15,14 +15,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use engine::eval::network::{Backend, NetEvaluator};
+use engine::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use engine::net::Preset;
 use tch::Device;
 
-use super::{DistError, now_s};
 use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
+use super::{DistError, now_s};
 use crate::checkpoint;
-use crate::net_eval::{TchEvaluator, TchNet};
+use crate::net_eval::{TchNet, onnx_evaluator};
 use crate::progress::{Progress, expected_plies};
 use crate::selfplay::{self, SelfPlayConfig};
 
@@ -39,6 +41,9 @@ pub struct SelfPlayWorkerOptions {
     /// Stop after this many games (None: run until stopped).
     pub max_games: Option<u64>,
     pub device: Device,
+    /// Self-play on ONNX Runtime sessions over each version's ONNX file instead of the tch
+    /// network on `device` (`net_eval::onnx_selfplay`).
+    pub onnx: Option<OnnxEvaluatorConfig>,
     pub heartbeat_ttl: Duration,
     /// How long to wait for the first published model.
     pub wait_model: Duration,
@@ -67,18 +72,31 @@ pub struct WorkerSummary {
 
 struct Loaded {
     version: u64,
-    net: TchEvaluator,
+    net: Box<NetEvaluator<dyn Backend>>,
 }
 
-fn load(m: &ModelPayload, device: Device, id: u64) -> Result<Loaded, DistError> {
-    let preset: Preset = m
-        .preset
-        .parse()
-        .map_err(|e| DistError::Other(format!("model v{}: preset: {e}", m.version)))?;
-    let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
-    net.backend()
-        .with(|vs, _| checkpoint::restore(vs, &m.weights))
-        .map_err(|e| DistError::Other(format!("model v{}: {e}", m.version)))?;
+/// Version `m` as the network self-play searches with: its ONNX file in ONNX Runtime sessions
+/// when `onnx` says so, else its weights in a tch network on `device`.
+fn load(
+    m: &ModelPayload,
+    device: Device,
+    onnx: Option<OnnxEvaluatorConfig>,
+    id: u64,
+) -> Result<Loaded, DistError> {
+    let bad = |e: String| DistError::Other(format!("model v{}: {e}", m.version));
+    let net: Box<NetEvaluator<dyn Backend>> = match onnx {
+        Some(config) => {
+            Box::new(onnx_evaluator(&m.onnx, config).map_err(|e| bad(format!("{e:#}")))?)
+        }
+        None => {
+            let preset: Preset = m.preset.parse().map_err(|e| bad(format!("preset: {e}")))?;
+            let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
+            net.backend()
+                .with(|vs, _| checkpoint::restore(vs, &m.weights))
+                .map_err(|e| bad(e.to_string()))?;
+            Box::new(net)
+        }
+    };
     Ok(Loaded {
         version: m.version,
         net,
@@ -216,7 +234,7 @@ fn first_model(
     let t0 = Instant::now();
     loop {
         if let Some(m) = q.fetch_latest_model()? {
-            return load(&m, o.device, 1);
+            return load(&m, o.device, o.onnx, 1);
         }
         if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
             return Err(DistError::Other(format!(
@@ -280,7 +298,7 @@ impl Worker<'_> {
         match self.q.fetch_latest_model() {
             Ok(Some(m)) if m.version > version => {
                 let id = 1 + self.summary.model_swaps;
-                self.current = load(&m, self.o.device, id)?;
+                self.current = load(&m, self.o.device, self.o.onnx, id)?;
                 self.summary.model_swaps += 1;
                 self.shared
                     .model_now

@@ -48,8 +48,10 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
         .map(|id| {
             let wdir = dir.path().join(id);
             Command::new(support::trainer_bin())
-                // Slow enough (32 simulations, 2 games a batch) that models arrive mid-run.
-                .args(support::flags(&wdir, 32, 2))
+                // Slow enough (128 simulations, 2 games a batch) that models arrive mid-run:
+                // at 32 the workers on ONNX Runtime played all 24 games in 1.2-2.1 s, before the
+                // trainer's second model, on a 2-core machine.
+                .args(support::flags(&wdir, 128, 2))
                 .args(["selfplay-worker", "--redis-url", &url, "--worker-id", id])
                 .args(["--model-check-games", "2", "--max-games"])
                 .arg(PER_WORKER.to_string())

@@ -120,7 +120,7 @@ pub struct Settings {
     #[arg(long, default_value_t = 1)]
     pub parallel_workers: usize,
     /// The network self-play searches with: tch (the training network on libtorch), onnx (its
-    /// export each epoch, on ONNX Runtime: about 2-3x the positions/s of libtorch per CPU core
+    /// export each epoch, on ONNX Runtime: 1.45-1.65x the self-play positions/s of libtorch
     /// for the CPU presets) or auto (onnx on a CPU, tch on CUDA).
     #[arg(long, default_value_t = SelfplayBackend::Auto)]
     pub selfplay_backend: SelfplayBackend,

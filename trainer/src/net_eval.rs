@@ -3,7 +3,8 @@
 //! `NetEvaluator` over it, serves self-play, the five-prior probe and evaluation matches.
 //!
 //! Self-play may instead search with the network's ONNX export on the engine's ONNX Runtime
-//! evaluator (`selfplay_backend`): the same network at 1.7x the self-play speed on a 2-core CPU.
+//! evaluator (`selfplay_backend`): the same network, 1.45-1.65x the self-play speed on a 2-core
+//! CPU.
 //! `onnx_selfplay` makes that choice once per process (the single-machine run and the
 //! distributed workers alike) and `onnx_evaluator` loads each new export.
 //!

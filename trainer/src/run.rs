@@ -7,7 +7,7 @@
 //!
 //! Self-play searches with the tch network loaded with the trained weights, or (the
 //! `selfplay_backend` setting; on a CPU by default) with their export loaded into ONNX Runtime
-//! sessions at the start of each epoch: the same network, 2-3x the positions/s per core.
+//! sessions at the start of each epoch: the same network, 1.45-1.65x the self-play speed.
 //!
 //! Depends on every other trainer module; with `progress`, it is the one that prints.
 

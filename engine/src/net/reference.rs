@@ -96,38 +96,35 @@ fn relu(v: &mut [f32]) {
 
 /// Same-padding, stride-1 convolution of one `[in, h, w]` image.
 fn conv2d(conv: &Conv, x: &[f32], h: usize, w: usize) -> Vec<f32> {
-    let k = conv.kernel as isize;
-    let pad = k / 2;
-    let (hi, wi) = (h as isize, w as isize);
-    let mut out = vec![0f32; conv.out_channels * h * w];
-    for o in 0..conv.out_channels {
-        for y in 0..hi {
-            for xx in 0..wi {
-                let mut acc = conv.bias[o] as f64;
-                for i in 0..conv.in_channels {
-                    for ky in 0..k {
-                        let sy = y + ky - pad;
-                        if sy < 0 || sy >= hi {
+    // Each output is its bias plus the taps in (input channel, ky, kx) order, summed in f64; the
+    // loops run tap by tap over whole rows so the inner loop is contiguous (int8 calibration runs
+    // hundreds of positions through here every self-play epoch).
+    let (k, pad) = (conv.kernel, conv.kernel / 2);
+    let plane_len = h * w;
+    let mut out = vec![0f64; conv.out_channels * plane_len];
+    for (o, plane) in out.chunks_exact_mut(plane_len).enumerate() {
+        plane.fill(conv.bias[o] as f64);
+        for (i, src) in x.chunks_exact(plane_len).take(conv.in_channels).enumerate() {
+            for ky in 0..k {
+                for kx in 0..k {
+                    let wv = conv.weight[((o * conv.in_channels + i) * k + ky) * k + kx] as f64;
+                    // Output columns whose source column xx + kx - pad is on the board.
+                    let (lo, hi) = (pad.saturating_sub(kx), (w + pad).saturating_sub(kx).min(w));
+                    for y in 0..h {
+                        let Some(sy) = (y + ky).checked_sub(pad).filter(|&sy| sy < h) else {
                             continue;
-                        }
-                        for kx in 0..k {
-                            let sx = xx + kx - pad;
-                            if sx < 0 || sx >= wi {
-                                continue;
-                            }
-                            let wv = conv.weight[((o * conv.in_channels + i) * conv.kernel
-                                + ky as usize)
-                                * conv.kernel
-                                + kx as usize];
-                            acc += wv as f64 * x[(i * h + sy as usize) * w + sx as usize] as f64;
+                        };
+                        let dst = &mut plane[y * w + lo..y * w + hi];
+                        let row = &src[sy * w + lo + kx - pad..sy * w + hi + kx - pad];
+                        for (d, &v) in dst.iter_mut().zip(row) {
+                            *d += wv * v as f64;
                         }
                     }
                 }
-                out[(o * h + y as usize) * w + xx as usize] = acc as f32;
             }
         }
     }
-    out
+    out.into_iter().map(|v| v as f32).collect()
 }
 
 fn dense(d: &Dense, x: &[f32]) -> Vec<f32> {
@@ -183,5 +180,50 @@ mod tests {
         .unwrap();
         assert!(reference_forward(&wts, &[0.0; 10], 1, 5, 5).is_err());
         assert!(reference_forward(&wts, &[], 0, 0, 5).is_err());
+    }
+
+    /// The convolution's definition, one output at a time: `conv2d` must give the very same
+    /// numbers (same taps, same order, f64 sums), edges and odd shapes included.
+    fn conv_by_definition(conv: &Conv, x: &[f32], h: usize, w: usize) -> Vec<f32> {
+        let (k, pad) = (conv.kernel as isize, conv.kernel as isize / 2);
+        let mut out = vec![0f32; conv.out_channels * h * w];
+        for o in 0..conv.out_channels {
+            for y in 0..h as isize {
+                for xx in 0..w as isize {
+                    let mut acc = conv.bias[o] as f64;
+                    for i in 0..conv.in_channels {
+                        for ky in 0..k {
+                            for kx in 0..k {
+                                let (sy, sx) = (y + ky - pad, xx + kx - pad);
+                                if sy < 0 || sy >= h as isize || sx < 0 || sx >= w as isize {
+                                    continue;
+                                }
+                                let wi = ((o * conv.in_channels + i) * conv.kernel
+                                    + ky as usize)
+                                    * conv.kernel
+                                    + kx as usize;
+                                acc += conv.weight[wi] as f64
+                                    * x[(i * h + sy as usize) * w + sx as usize] as f64;
+                            }
+                        }
+                    }
+                    out[(o * h + y as usize) * w + xx as usize] = acc as f32;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn row_wise_convolution_is_the_definition_exactly() {
+        let wts = NetWeights::random(Preset::Tiny.config(), 9).unwrap();
+        for (h, w) in [(5, 5), (6, 9), (15, 15)] {
+            for conv in [&wts.stem, &wts.blocks[0].conv1, &wts.policy_conv] {
+                let x: Vec<f32> = (0..conv.in_channels * h * w)
+                    .map(|i| ((i.wrapping_mul(2_654_435_761) >> 5) % 7) as f32 * 0.25 - 0.5)
+                    .collect();
+                assert_eq!(conv2d(conv, &x, h, w), conv_by_definition(conv, &x, h, w));
+            }
+        }
     }
 }

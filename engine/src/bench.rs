@@ -7,8 +7,11 @@
 //! backup, make/unmake), then the classical evaluator with tactics (the engine's medium path:
 //! fives, forced blocks, VCF at leaves).
 //!
-//! Depends on `game`, `eval` (uniform and classical evaluators) and `mcts`; never on an inference
-//! runtime.
+//! `game_positions` plays classical games for positions a network meets in play: the int8
+//! export's calibration (`fivezero-tools model quantize`, int8 self-play) and agreement checks.
+//!
+//! Depends on `game`, `eval` (uniform and classical evaluators, input features) and `mcts`; never
+//! on an inference runtime.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -83,6 +86,47 @@ pub fn position(rule: Rule, stones: usize) -> Board {
         }
     }
     board
+}
+
+/// How many `game_positions`, of which seed, an int8 export is calibrated on (the same for
+/// `fivezero-tools model quantize` and the trainer's int8 self-play, so both write one file).
+pub const CALIBRATION_POSITIONS: usize = 256;
+pub const CALIBRATION_SEED: u64 = 1;
+
+/// Positions of `rule` games the classical MCTS plays against itself (root noise, a different
+/// seed per game), as input planes: what a network meets in play, for calibration and agreement.
+pub fn game_positions(
+    count: usize,
+    size: usize,
+    rule: Rule,
+    seed: u64,
+) -> Result<Vec<Vec<f32>>, String> {
+    let mut out = Vec::with_capacity(count);
+    let mut game = 0u64;
+    while out.len() < count {
+        let config = MctsConfig {
+            dirichlet_alpha: 0.3,
+            seed: seed.wrapping_mul(1_000_003).wrapping_add(game),
+            ..MctsConfig::default()
+        };
+        let mut search = Search::new(config, Arc::new(ClassicalEvaluator));
+        let mut b = Board::new(size, size, rule).map_err(|e| e.to_string())?;
+        while out.len() < count && b.winner().is_none() && !b.legal_moves().is_empty() {
+            let mut planes = vec![0f32; crate::eval::features::input_len(&b)];
+            crate::eval::features::encode(&b, &mut planes);
+            out.push(planes);
+            search.set_position(&b);
+            let r = search.run(&SearchLimits::visits(32));
+            let mv = if r.best == crate::game::Pos::NONE {
+                b.legal_moves()[0]
+            } else {
+                r.best
+            };
+            b.play(mv).map_err(|e| e.to_string())?;
+        }
+        game += 1;
+    }
+    Ok(out)
 }
 
 fn fnv(h: &mut u64, x: u64) {

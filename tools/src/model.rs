@@ -14,6 +14,7 @@ use engine::eval::features;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
 use engine::game::{Board, Rule};
 use engine::net::quant::WeightBits;
+use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::net::{ModelMeta, NetConfig, NetWeights, Preset, write_model_file};
 
 #[derive(Debug, clap::Args)]
@@ -48,7 +49,7 @@ pub enum ModelCmd {
         #[arg(long)]
         out: PathBuf,
         /// Calibration positions (and as many more for the agreement check).
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = CALIBRATION_POSITIONS)]
         positions: usize,
         /// Board size of the positions.
         #[arg(long, default_value_t = 15)]
@@ -238,44 +239,6 @@ fn weight_bits(text: &str) -> Result<WeightBits, String> {
         .ok_or_else(|| format!("`{text}`: 7 or 8"))
 }
 
-/// Positions of `rule` games the classical MCTS plays against itself (root noise, a different
-/// seed per game), as input planes: what a network meets in play, for calibration and agreement.
-pub fn game_positions(
-    count: usize,
-    size: usize,
-    rule: Rule,
-    seed: u64,
-) -> Result<Vec<Vec<f32>>, String> {
-    use engine::eval::classical::ClassicalEvaluator;
-    use engine::mcts::{MctsConfig, Search, SearchLimits};
-    let mut out = Vec::with_capacity(count);
-    let mut game = 0u64;
-    while out.len() < count {
-        let config = MctsConfig {
-            dirichlet_alpha: 0.3,
-            seed: seed.wrapping_mul(1_000_003).wrapping_add(game),
-            ..MctsConfig::default()
-        };
-        let mut search = Search::new(config, std::sync::Arc::new(ClassicalEvaluator));
-        let mut b = Board::new(size, size, rule).map_err(|e| e.to_string())?;
-        while out.len() < count && b.winner().is_none() && !b.legal_moves().is_empty() {
-            let mut planes = vec![0f32; features::input_len(&b)];
-            features::encode(&b, &mut planes);
-            out.push(planes);
-            search.set_position(&b);
-            let r = search.run(&SearchLimits::visits(32));
-            let mv = if r.best == engine::game::Pos::NONE {
-                b.legal_moves()[0]
-            } else {
-                r.best
-            };
-            b.play(mv).map_err(|e| e.to_string())?;
-        }
-        game += 1;
-    }
-    Ok(out)
-}
-
 /// How closely `b` follows `a` on `positions`: the share of positions with the same best move,
 /// and the mean absolute value difference.
 fn agreement(
@@ -296,8 +259,8 @@ fn agreement(
     Ok((same as f64 / n, dv / n))
 }
 
-/// Seed of the positions `quantize` calibrates on; `HELD_OUT_SEED`'s are the agreement check's.
-const CALIBRATION_SEED: u64 = 1;
+/// Seed of the positions of the agreement checks (`quantize` calibrates on
+/// `engine::bench::CALIBRATION_SEED`'s).
 const HELD_OUT_SEED: u64 = 2;
 
 /// A model file's bytes and the model ONNX Runtime made of them.

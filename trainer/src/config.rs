@@ -73,6 +73,10 @@ pub enum SelfplayBackend {
     Tch,
     /// The training network's export, loaded into ONNX Runtime at the start of each epoch.
     Onnx,
+    /// That export quantized to int8 (calibrated on classical games' positions, 7-bit weights
+    /// as `fivezero-tools model quantize` writes them): the arithmetic the shipped networks play
+    /// with, faster where the CPU has integer dot products.
+    OnnxInt8,
 }
 
 impl FromStr for SelfplayBackend {
@@ -82,8 +86,9 @@ impl FromStr for SelfplayBackend {
             "auto" => Ok(SelfplayBackend::Auto),
             "tch" | "torch" | "libtorch" => Ok(SelfplayBackend::Tch),
             "onnx" | "ort" => Ok(SelfplayBackend::Onnx),
+            "onnx-int8" | "int8" => Ok(SelfplayBackend::OnnxInt8),
             _ => Err(format!(
-                "unknown self-play backend `{s}` (expected auto, tch or onnx)"
+                "unknown self-play backend `{s}` (expected auto, tch, onnx or onnx-int8)"
             )),
         }
     }
@@ -95,6 +100,7 @@ impl fmt::Display for SelfplayBackend {
             SelfplayBackend::Auto => "auto",
             SelfplayBackend::Tch => "tch",
             SelfplayBackend::Onnx => "onnx",
+            SelfplayBackend::OnnxInt8 => "onnx-int8",
         })
     }
 }
@@ -121,7 +127,8 @@ pub struct Settings {
     pub parallel_workers: usize,
     /// The network self-play searches with: tch (the training network on libtorch), onnx (its
     /// export each epoch, on ONNX Runtime: 1.45-1.65x the self-play positions/s of libtorch
-    /// for the CPU presets) or auto (onnx on a CPU, tch on CUDA).
+    /// for the CPU presets), onnx-int8 (that export quantized to int8) or auto (onnx on a CPU,
+    /// tch on CUDA).
     #[arg(long, default_value_t = SelfplayBackend::Auto)]
     pub selfplay_backend: SelfplayBackend,
     /// Games played at once; their leaves share one forward per step.

@@ -4,38 +4,86 @@
 //!
 //! Self-play may instead search with the network's ONNX export on the engine's ONNX Runtime
 //! evaluator (`selfplay_backend`): the same network, 1.45-1.65x the self-play speed on a 2-core
-//! CPU.
+//! CPU, or its int8 export (`engine::net::quant`).
 //! `onnx_selfplay` makes that choice once per process (the single-machine run and the
-//! distributed workers alike) and `onnx_evaluator` loads each new export.
+//! distributed workers alike) and `OnnxSelfplay::evaluator` loads each new export.
 //!
-//! Depends on tch, `model`, `config` (the setting) and `engine::eval` (network, onnx).
+//! Depends on tch, `model`, `config` (the setting), `engine::eval` (network, onnx),
+//! `engine::net::quant` and `engine::bench` (int8 calibration positions).
 
 use std::sync::Mutex;
 
 use engine::eval::features;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput};
 use engine::eval::onnx::{Device as OrtDevice, OnnxRuntime};
+use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::net::NetConfig;
+use engine::net::quant::{WeightBits, quantize_model_bytes};
 use tch::{Device, Kind, Tensor, nn};
 
 use crate::config::{SelfplayBackend, Settings};
 use crate::model::{Net, to_vec};
 
+/// How self-play runs on ONNX Runtime (`selfplay_backend` onnx or onnx-int8): the sessions, and
+/// for int8 the calibration positions, made once per process.
+#[derive(Clone, Debug)]
+pub struct OnnxSelfplay {
+    pub config: OnnxEvaluatorConfig,
+    int8: Option<Calibration>,
+}
+
+/// The positions every int8 export of this run is calibrated on (`engine::bench`'s, as
+/// `fivezero-tools model quantize` takes them).
+#[derive(Clone, Debug)]
+struct Calibration {
+    positions: Vec<Vec<f32>>,
+    size: usize,
+}
+
+impl OnnxSelfplay {
+    /// What the `selfplay` record calls this backend.
+    pub fn name(&self) -> &'static str {
+        if self.int8.is_some() { "onnx-int8" } else { "onnx" }
+    }
+
+    /// The network exported as `onnx` (an epoch's or a distributed version's) in ONNX Runtime
+    /// sessions, quantized first when self-play runs int8.
+    pub fn evaluator(&self, onnx: &[u8]) -> anyhow::Result<OnnxEvaluator> {
+        let int8;
+        let bytes = match &self.int8 {
+            None => onnx,
+            Some(c) => {
+                int8 = quantize_model_bytes(
+                    onnx,
+                    &c.positions,
+                    c.size,
+                    c.size,
+                    WeightBits::default(),
+                )
+                .map_err(|e| anyhow::anyhow!("quantizing the network's export to int8: {e}"))?;
+                &int8
+            }
+        };
+        OnnxEvaluator::from_bytes(bytes, self.config)
+            .map_err(|e| anyhow::anyhow!("loading the network's export into ONNX Runtime: {e}"))
+    }
+}
+
 /// The ONNX Runtime sessions self-play searches with (`selfplay_backend`), or `None` for the tch
 /// network: `auto` takes them on a CPU when the runtime loads (and `warn`s why not otherwise),
-/// `onnx` without a runtime is an error. One session per tree worker, the torch threads shared
-/// among them: each step's batch is cut into one part per session and the parts run at once
-/// (`NetEvaluator::forward_split`).
+/// `onnx` and `onnx-int8` without a runtime are an error. One session per tree worker, the torch
+/// threads shared among them: each step's batch is cut into one part per session and the parts
+/// run at once (`NetEvaluator::forward_split`).
 pub fn onnx_selfplay(
     s: &Settings,
     device: Device,
     warn: impl FnOnce(String),
-) -> anyhow::Result<Option<OnnxEvaluatorConfig>> {
+) -> anyhow::Result<Option<OnnxSelfplay>> {
     let wanted = match s.selfplay_backend {
         SelfplayBackend::Tch => false,
         SelfplayBackend::Auto => device == Device::Cpu,
-        SelfplayBackend::Onnx => true,
+        SelfplayBackend::Onnx | SelfplayBackend::OnnxInt8 => true,
     };
     if !wanted {
         return Ok(None);
@@ -48,10 +96,22 @@ pub fn onnx_selfplay(
             return Ok(None);
         }
         anyhow::bail!(
-            "--selfplay-backend onnx: ONNX Runtime cannot run the network ({e}); \
-             --selfplay-backend tch plays on libtorch"
+            "--selfplay-backend {}: ONNX Runtime cannot run the network ({e}); \
+             --selfplay-backend tch plays on libtorch",
+            s.selfplay_backend
         );
     }
+    let int8 = if s.selfplay_backend == SelfplayBackend::OnnxInt8 {
+        let positions =
+            game_positions(CALIBRATION_POSITIONS, s.board_size, s.rule, CALIBRATION_SEED)
+                .map_err(|e| anyhow::anyhow!("int8 calibration positions: {e}"))?;
+        Some(Calibration {
+            positions,
+            size: s.board_size,
+        })
+    } else {
+        None
+    };
     let sessions = s.parallel_workers.max(1);
     let config = OnnxEvaluatorConfig {
         sessions,
@@ -61,17 +121,11 @@ pub fn onnx_selfplay(
         cache_entries: 0,
     };
     eprintln!(
-        "trainer: self-play on ONNX Runtime: {sessions} session(s) of {} thread(s)",
+        "trainer: self-play on ONNX Runtime{}: {sessions} session(s) of {} thread(s)",
+        if int8.is_some() { " (int8)" } else { "" },
         config.threads_intra
     );
-    Ok(Some(config))
-}
-
-/// The network exported as `onnx` (an epoch's or a distributed version's) in ONNX Runtime
-/// sessions of `config`, for self-play.
-pub fn onnx_evaluator(onnx: &[u8], config: OnnxEvaluatorConfig) -> anyhow::Result<OnnxEvaluator> {
-    OnnxEvaluator::from_bytes(onnx, config)
-        .map_err(|e| anyhow::anyhow!("loading the network's export into ONNX Runtime: {e}"))
+    Ok(Some(OnnxSelfplay { config, int8 }))
 }
 
 /// The trainer's evaluator: encode, tch forward, masked softmax.

@@ -15,14 +15,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use engine::eval::network::{Backend, NetEvaluator};
-use engine::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use serde_json::json;
 
 use crate::arena::MatchResult;
 use crate::config::Settings;
 use crate::device::{describe, resolve};
 use crate::metrics::Metrics;
-use crate::net_eval::{TchEvaluator, TchNet, onnx_evaluator, onnx_selfplay};
+use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
 use crate::probe::{FivePositions, FivePrior};
 use crate::progress::{self, EpochShape, Progress};
 use crate::selfplay::{self, SelfPlayConfig};
@@ -85,7 +84,7 @@ struct Run<'a> {
     t: Trainer,
     player: TchEvaluator,
     /// The ONNX Runtime sessions self-play runs on instead of `player` (`selfplay_backend`).
-    onnx_player: Option<OnnxEvaluatorConfig>,
+    onnx_player: Option<OnnxSelfplay>,
     selfplay: SelfPlayConfig,
     metrics: Metrics,
     summary: RunSummary,
@@ -125,8 +124,8 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     let onnx_player = onnx_selfplay(s, device, warn)?;
     if t.epoch < s.epochs {
         let shape = EpochShape::of(&selfplay, s.selfplay_games);
-        match onnx_player {
-            Some(config) => progress::warn_if_slow(&onnx_evaluator(&t.onnx()?, config)?, &shape),
+        match &onnx_player {
+            Some(o) => progress::warn_if_slow(&o.evaluator(&t.onnx()?)?, &shape),
             None => progress::warn_if_slow(&player, &shape),
         }
     }
@@ -203,13 +202,17 @@ impl Run<'_> {
 
     fn self_play(&mut self, epoch: u64) -> anyhow::Result<SelfPlayed> {
         let s = self.s;
-        let onnx = match self.onnx_player {
-            Some(config) => Some(onnx_evaluator(&self.t.onnx()?, config)?),
+        // The export (and int8 quantization) before the games: part of the epoch, not of the
+        // self-play positions/s.
+        let loading = Instant::now();
+        let onnx = match &self.onnx_player {
+            Some(o) => Some(o.evaluator(&self.t.onnx()?)?),
             None => {
                 self.t.load_into(&self.player)?;
                 None
             }
         };
+        let load_seconds = loading.elapsed().as_secs_f64();
         let net: &NetEvaluator<dyn Backend> = match &onnx {
             Some(onnx) => onnx,
             None => &self.player,
@@ -243,7 +246,8 @@ impl Run<'_> {
                    "seconds": seconds, "positions_per_s": positions as f64 / seconds,
                    "games_per_hour": s.selfplay_games as f64 * 3600.0 / seconds,
                    "forward_share": forward_share, "forwards": forwards, "mean_batch": mean_batch,
-                   "backend": if onnx.is_some() { "onnx" } else { "tch" },
+                   "backend": self.onnx_player.as_ref().map_or("tch", OnnxSelfplay::name),
+                   "load_seconds": load_seconds,
                    "resigned": resigned, "false_resigns": false_resigns,
                    "black_wins": black_wins, "draws": draws, "white_wins": white_wins,
                    "chunk": chunk.display().to_string()}),

@@ -1,7 +1,8 @@
 //! The real `trainer` binary's self-play backends (`--selfplay-backend`): the epoch's export on
 //! ONNX Runtime (two sessions, each step's batch cut in two) plays the very games the tch network
 //! plays from the same weights and seed; `onnx` without a loadable runtime is a clear error before
-//! any game, and `auto` then says so and plays on libtorch.
+//! any game, and `auto` then says so and plays on libtorch; `onnx-int8` plays on the quantized
+//! export.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -102,4 +103,20 @@ fn onnx_without_a_runtime_is_refused_and_auto_falls_back_to_libtorch() {
         "{e}"
     );
     assert_eq!(selfplay_record(&dir.path().join("auto"))["backend"], "tch");
+}
+
+#[test]
+fn onnx_int8_plays_the_epoch_on_the_quantized_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = epoch(dir.path(), "onnx-int8", None);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("self-play on ONNX Runtime (int8): 2 session(s)"),
+        "{e}"
+    );
+    let r = selfplay_record(dir.path());
+    assert_eq!(r["backend"], "onnx-int8", "{r}");
+    assert!(r["positions"].as_u64().unwrap() > 0, "{r}");
+    assert!(dir.path().join("ckpt-000001.bin").exists());
 }

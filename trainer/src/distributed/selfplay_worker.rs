@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use engine::eval::network::{Backend, NetEvaluator};
-use engine::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use engine::net::Preset;
 use tch::Device;
 
@@ -24,7 +23,7 @@ use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use super::{DistError, now_s};
 use crate::checkpoint;
-use crate::net_eval::{TchNet, onnx_evaluator};
+use crate::net_eval::{OnnxSelfplay, TchNet};
 use crate::progress::{Progress, expected_plies};
 use crate::selfplay::{self, SelfPlayConfig};
 
@@ -43,7 +42,7 @@ pub struct SelfPlayWorkerOptions {
     pub device: Device,
     /// Self-play on ONNX Runtime sessions over each version's ONNX file instead of the tch
     /// network on `device` (`net_eval::onnx_selfplay`).
-    pub onnx: Option<OnnxEvaluatorConfig>,
+    pub onnx: Option<OnnxSelfplay>,
     pub heartbeat_ttl: Duration,
     /// How long to wait for the first published model.
     pub wait_model: Duration,
@@ -80,14 +79,12 @@ struct Loaded {
 fn load(
     m: &ModelPayload,
     device: Device,
-    onnx: Option<OnnxEvaluatorConfig>,
+    onnx: Option<&OnnxSelfplay>,
     id: u64,
 ) -> Result<Loaded, DistError> {
     let bad = |e: String| DistError::Other(format!("model v{}: {e}", m.version));
     let net: Box<NetEvaluator<dyn Backend>> = match onnx {
-        Some(config) => {
-            Box::new(onnx_evaluator(&m.onnx, config).map_err(|e| bad(format!("{e:#}")))?)
-        }
+        Some(o) => Box::new(o.evaluator(&m.onnx).map_err(|e| bad(format!("{e:#}")))?),
         None => {
             let preset: Preset = m.preset.parse().map_err(|e| bad(format!("preset: {e}")))?;
             let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
@@ -234,7 +231,7 @@ fn first_model(
     let t0 = Instant::now();
     loop {
         if let Some(m) = q.fetch_latest_model()? {
-            return load(&m, o.device, o.onnx, 1);
+            return load(&m, o.device, o.onnx.as_ref(), 1);
         }
         if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
             return Err(DistError::Other(format!(
@@ -298,7 +295,7 @@ impl Worker<'_> {
         match self.q.fetch_latest_model() {
             Ok(Some(m)) if m.version > version => {
                 let id = 1 + self.summary.model_swaps;
-                self.current = load(&m, self.o.device, self.o.onnx, id)?;
+                self.current = load(&m, self.o.device, self.o.onnx.as_ref(), id)?;
                 self.summary.model_swaps += 1;
                 self.shared
                     .model_now

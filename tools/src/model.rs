@@ -10,11 +10,11 @@
 
 use std::path::PathBuf;
 
+use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::features;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
 use engine::game::{Board, Rule};
 use engine::net::quant::WeightBits;
-use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::net::{ModelMeta, NetConfig, NetWeights, Preset, write_model_file};
 
 #[derive(Debug, clap::Args)]

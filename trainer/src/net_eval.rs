@@ -13,10 +13,10 @@
 
 use std::sync::Mutex;
 
+use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::features;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput};
 use engine::eval::onnx::{Device as OrtDevice, OnnxRuntime};
-use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::net::NetConfig;
 use engine::net::quant::{WeightBits, quantize_model_bytes};
@@ -44,7 +44,11 @@ struct Calibration {
 impl OnnxSelfplay {
     /// What the `selfplay` record calls this backend.
     pub fn name(&self) -> &'static str {
-        if self.int8.is_some() { "onnx-int8" } else { "onnx" }
+        if self.int8.is_some() {
+            "onnx-int8"
+        } else {
+            "onnx"
+        }
     }
 
     /// The network exported as `onnx` (an epoch's or a distributed version's) in ONNX Runtime
@@ -54,14 +58,11 @@ impl OnnxSelfplay {
         let bytes = match &self.int8 {
             None => onnx,
             Some(c) => {
-                int8 = quantize_model_bytes(
-                    onnx,
-                    &c.positions,
-                    c.size,
-                    c.size,
-                    WeightBits::default(),
-                )
-                .map_err(|e| anyhow::anyhow!("quantizing the network's export to int8: {e}"))?;
+                int8 =
+                    quantize_model_bytes(onnx, &c.positions, c.size, c.size, WeightBits::default())
+                        .map_err(|e| {
+                            anyhow::anyhow!("quantizing the network's export to int8: {e}")
+                        })?;
                 &int8
             }
         };
@@ -102,9 +103,13 @@ pub fn onnx_selfplay(
         );
     }
     let int8 = if s.selfplay_backend == SelfplayBackend::OnnxInt8 {
-        let positions =
-            game_positions(CALIBRATION_POSITIONS, s.board_size, s.rule, CALIBRATION_SEED)
-                .map_err(|e| anyhow::anyhow!("int8 calibration positions: {e}"))?;
+        let positions = game_positions(
+            CALIBRATION_POSITIONS,
+            s.board_size,
+            s.rule,
+            CALIBRATION_SEED,
+        )
+        .map_err(|e| anyhow::anyhow!("int8 calibration positions: {e}"))?;
         Some(Calibration {
             positions,
             size: s.board_size,

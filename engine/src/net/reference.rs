@@ -198,8 +198,7 @@ mod tests {
                                 if sy < 0 || sy >= h as isize || sx < 0 || sx >= w as isize {
                                     continue;
                                 }
-                                let wi = ((o * conv.in_channels + i) * conv.kernel
-                                    + ky as usize)
+                                let wi = ((o * conv.in_channels + i) * conv.kernel + ky as usize)
                                     * conv.kernel
                                     + kx as usize;
                                 acc += conv.weight[wi] as f64

@@ -29,7 +29,7 @@ use crate::model::{Net, to_vec};
 /// for int8 the calibration positions, made once per process.
 #[derive(Clone, Debug)]
 pub struct OnnxSelfplay {
-    pub config: OnnxEvaluatorConfig,
+    config: OnnxEvaluatorConfig,
     int8: Option<Calibration>,
 }
 

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use engine::eval::network::{Backend, NetEvaluator};
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use serde_json::json;
 
 use crate::arena::MatchResult;
@@ -85,6 +86,9 @@ struct Run<'a> {
     player: TchEvaluator,
     /// The ONNX Runtime sessions self-play runs on instead of `player` (`selfplay_backend`).
     onnx_player: Option<OnnxSelfplay>,
+    /// The current weights already in `onnx_player`'s sessions (the startup estimate loaded
+    /// them): the next self-play takes them instead of exporting and quantizing again.
+    onnx_loaded: Option<OnnxEvaluator>,
     selfplay: SelfPlayConfig,
     metrics: Metrics,
     summary: RunSummary,
@@ -122,10 +126,15 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     let player = TchNet::evaluator(config, device, "current", 2);
     let selfplay = SelfPlayConfig::from_settings(s);
     let onnx_player = onnx_selfplay(s, device, warn)?;
+    let mut onnx_loaded = None;
     if t.epoch < s.epochs {
         let shape = EpochShape::of(&selfplay, s.selfplay_games);
         match &onnx_player {
-            Some(o) => progress::warn_if_slow(&o.evaluator(&t.onnx()?)?, &shape),
+            Some(o) => {
+                let loaded = o.evaluator(&t.onnx()?)?;
+                progress::warn_if_slow(&loaded, &shape);
+                onnx_loaded = Some(loaded);
+            }
             None => progress::warn_if_slow(&player, &shape),
         }
     }
@@ -139,6 +148,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         t,
         player,
         onnx_player,
+        onnx_loaded,
         selfplay,
         metrics,
         summary,
@@ -169,6 +179,7 @@ impl Run<'_> {
             "trainer: warm start: training on the {positions} positions of {games} games already in the replay folder"
         );
         let trained = self.train(0, positions)?;
+        self.onnx_loaded = None; // the weights it holds are the untrained ones
         let (ck_path, onnx) = self.save_epoch(0)?;
         self.metrics.log(
             "warm_start",
@@ -203,11 +214,12 @@ impl Run<'_> {
     fn self_play(&mut self, epoch: u64) -> anyhow::Result<SelfPlayed> {
         let s = self.s;
         // The export (and int8 quantization) before the games: part of the epoch, not of the
-        // self-play positions/s.
+        // self-play positions/s (about 0 in a process's first epoch: startup loaded it).
         let loading = Instant::now();
-        let onnx = match &self.onnx_player {
-            Some(o) => Some(o.evaluator(&self.t.onnx()?)?),
-            None => {
+        let onnx = match (&self.onnx_player, self.onnx_loaded.take()) {
+            (Some(_), Some(loaded)) => Some(loaded),
+            (Some(o), None) => Some(o.evaluator(&self.t.onnx()?)?),
+            (None, _) => {
                 self.t.load_into(&self.player)?;
                 None
             }

@@ -16,7 +16,9 @@ pub fn middle_game(rule: Rule, stones: usize) -> Board {
         state ^= state << 17;
         let cands = board.candidates(2);
         let p = cands[(state % cands.len() as u64) as usize];
-        if board.is_legal(p) && board.threats(p, board.side_to_move()).best() < engine::game::Pattern::Five {
+        if board.is_legal(p)
+            && board.threats(p, board.side_to_move()).best() < engine::game::Pattern::Five
+        {
             board.play(p).unwrap();
         }
     }
@@ -46,7 +48,12 @@ fn bench_forbidden(c: &mut Criterion) {
     let mut g = c.benchmark_group("renju");
     g.throughput(Throughput::Elements(empties.len() as u64));
     g.bench_function("forbidden_check", |b| {
-        b.iter(|| empties.iter().filter(|&&p| board.is_forbidden(black_box(p))).count())
+        b.iter(|| {
+            empties
+                .iter()
+                .filter(|&&p| board.is_forbidden(black_box(p)))
+                .count()
+        })
     });
     g.finish();
 }

@@ -21,8 +21,11 @@ fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Boar
 
 /// A position of the generated suite by name.
 fn generated(name: &str) -> suite::Position {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics/generated.txt"))
-        .expect("generated suite");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tactics/generated.txt"
+    ))
+    .expect("generated suite");
     suite::parse(&text)
         .expect("suite parses")
         .into_iter()
@@ -32,7 +35,11 @@ fn generated(name: &str) -> suite::Position {
 
 fn bench_tss(c: &mut Criterion) {
     let mut g = c.benchmark_group("tss");
-    let mut quiet = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
+    let mut quiet = board(
+        Rule::Renju,
+        &[(7, 7), (8, 9), (5, 6)],
+        &[(8, 8), (6, 6), (9, 7)],
+    );
     g.bench_function("vcf_quiet", |b| {
         b.iter(|| solve_vcf(black_box(&mut quiet), Color::Black, Budget::nodes(100_000)))
     });
@@ -42,7 +49,13 @@ fn bench_tss(c: &mut Criterion) {
         &[(4, 5), (0, 0), (0, 14)],
     );
     g.bench_function("vcf_four_three", |b| {
-        b.iter(|| solve_vcf(black_box(&mut four_three), Color::Black, Budget::nodes(100_000)))
+        b.iter(|| {
+            solve_vcf(
+                black_box(&mut four_three),
+                Color::Black,
+                Budget::nodes(100_000),
+            )
+        })
     });
     let mut double_three = board(
         Rule::Freestyle,
@@ -50,16 +63,34 @@ fn bench_tss(c: &mut Criterion) {
         &[(0, 0), (0, 14), (14, 0)],
     );
     g.bench_function("vct_double_three", |b| {
-        b.iter(|| solve_vct(black_box(&mut double_three), Color::Black, Budget::nodes(1_000_000)))
+        b.iter(|| {
+            solve_vct(
+                black_box(&mut double_three),
+                Color::Black,
+                Budget::nodes(1_000_000),
+            )
+        })
     });
     let long = generated("gen-freestyle-vct-7");
     let (mut long_board, long_side) = (long.board, long.to_move);
     g.bench_function("vct_19_plies", |b| {
-        b.iter(|| solve_vct(black_box(&mut long_board), long_side, Budget::nodes(5_000_000)))
+        b.iter(|| {
+            solve_vct(
+                black_box(&mut long_board),
+                long_side,
+                Budget::nodes(5_000_000),
+            )
+        })
     });
     let threat = generated("gen-freestyle-defend-3");
     g.bench_function("defences_against_vcf", |b| {
-        b.iter(|| defences(black_box(&threat.board), threat.to_move, Budget::nodes(20_000_000)))
+        b.iter(|| {
+            defences(
+                black_box(&threat.board),
+                threat.to_move,
+                Budget::nodes(20_000_000),
+            )
+        })
     });
     g.finish();
 }

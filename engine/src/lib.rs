@@ -36,12 +36,12 @@ macro_rules! serde_via_str {
     };
 }
 
-pub mod device;
-pub mod game;
-pub mod tss;
-pub mod net;
-pub mod eval;
-pub mod mcts;
-pub mod time;
-pub mod brain;
 pub mod bench;
+pub mod brain;
+pub mod device;
+pub mod eval;
+pub mod game;
+pub mod mcts;
+pub mod net;
+pub mod time;
+pub mod tss;

@@ -22,7 +22,11 @@ pub struct TimeLimits {
 impl Default for TimeLimits {
     fn default() -> Self {
         // Piskvork's defaults when nothing is sent: 30 s a move, 180 s a game.
-        TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(180_000), time_left_ms: None }
+        TimeLimits {
+            timeout_turn_ms: Some(30_000),
+            timeout_match_ms: Some(180_000),
+            time_left_ms: None,
+        }
     }
 }
 
@@ -55,10 +59,15 @@ impl TimeLimits {
         let mut hard = i64::MAX;
         if let Some(turn) = self.timeout_turn_ms {
             if turn <= 0 {
-                return MoveBudget { soft: Duration::ZERO, hard: Duration::from_millis(10) };
+                return MoveBudget {
+                    soft: Duration::ZERO,
+                    hard: Duration::from_millis(10),
+                };
             }
             // A twentieth of the turn (80-250 ms) back: a 1 s turn keeps 80 ms, a 30 s turn 250 ms.
-            hard = hard.min(turn - (turn / TURN_RESERVE_SHARE).clamp(TURN_RESERVE_MIN_MS, TURN_RESERVE_MAX_MS));
+            hard = hard.min(
+                turn - (turn / TURN_RESERVE_SHARE).clamp(TURN_RESERVE_MIN_MS, TURN_RESERVE_MAX_MS),
+            );
         }
         let match_left = match (self.time_left_ms, self.timeout_match_ms) {
             (Some(left), _) if left < UNLIMITED => Some(left),
@@ -76,7 +85,10 @@ impl TimeLimits {
         }
         let hard = hard.clamp(5, 3_600_000);
         let soft = soft.clamp(1, hard);
-        MoveBudget { soft: Duration::from_millis(soft as u64), hard: Duration::from_millis(hard as u64) }
+        MoveBudget {
+            soft: Duration::from_millis(soft as u64),
+            hard: Duration::from_millis(hard as u64),
+        }
     }
 }
 
@@ -86,7 +98,11 @@ mod tests {
 
     #[test]
     fn turn_limit_bounds_the_hard_limit() {
-        let t = TimeLimits { timeout_turn_ms: Some(1000), timeout_match_ms: Some(0), time_left_ms: None };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(1000),
+            timeout_match_ms: Some(0),
+            time_left_ms: None,
+        };
         let b = t.budget(10, 225);
         assert_eq!(b.hard, Duration::from_millis(920));
         assert!(b.soft <= b.hard);
@@ -94,18 +110,34 @@ mod tests {
 
     #[test]
     fn long_turns_are_spent_but_for_a_small_reserve() {
-        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(0), time_left_ms: None };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(30_000),
+            timeout_match_ms: Some(0),
+            time_left_ms: None,
+        };
         assert_eq!(t.budget(10, 225).hard, Duration::from_millis(30_000 - 250));
-        let t = TimeLimits { timeout_turn_ms: Some(300), timeout_match_ms: Some(0), time_left_ms: None };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(300),
+            timeout_match_ms: Some(0),
+            time_left_ms: None,
+        };
         assert_eq!(t.budget(10, 225).hard, Duration::from_millis(300 - 80));
         // The match clock still caps it: a third of what is left.
-        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(60_000), time_left_ms: Some(9_060) };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(30_000),
+            timeout_match_ms: Some(60_000),
+            time_left_ms: Some(9_060),
+        };
         assert_eq!(t.budget(10, 225).hard, Duration::from_millis(3_000));
     }
 
     #[test]
     fn match_clock_is_shared() {
-        let t = TimeLimits { timeout_turn_ms: Some(30_000), timeout_match_ms: Some(30_000), time_left_ms: Some(6_000) };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(30_000),
+            timeout_match_ms: Some(30_000),
+            time_left_ms: Some(6_000),
+        };
         let b = t.budget(20, 225);
         assert!(b.soft <= Duration::from_millis(500), "{b:?}");
         assert!(b.hard <= Duration::from_millis(2_000));
@@ -113,9 +145,17 @@ mod tests {
 
     #[test]
     fn zero_or_negative_time_still_answers() {
-        let t = TimeLimits { timeout_turn_ms: Some(0), timeout_match_ms: None, time_left_ms: None };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(0),
+            timeout_match_ms: None,
+            time_left_ms: None,
+        };
         assert!(t.budget(0, 225).hard <= Duration::from_millis(10));
-        let t = TimeLimits { timeout_turn_ms: Some(5000), timeout_match_ms: Some(100_000), time_left_ms: Some(-50) };
+        let t = TimeLimits {
+            timeout_turn_ms: Some(5000),
+            timeout_match_ms: Some(100_000),
+            time_left_ms: Some(-50),
+        };
         let b = t.budget(0, 225);
         assert!(b.hard <= Duration::from_millis(5));
     }

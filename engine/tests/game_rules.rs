@@ -11,18 +11,24 @@ fn arb_position() -> impl Strategy<Value = (usize, usize, Rule, Vec<(usize, usiz
         let rule = Rule::ALL[r];
         let spread = (w.min(h) / 2).clamp(2, 5);
         let stone = (0..spread * 2 + 1, 0..spread * 2 + 1, any::<bool>());
-        (Just(w), Just(h), Just(rule), prop::collection::vec(stone, 0..60)).prop_map(move |(w, h, rule, stones)| {
-            let (cx, cy) = (w / 2, h / 2);
-            let stones = stones
-                .into_iter()
-                .filter_map(|(dx, dy, black)| {
-                    let x = (cx + dx).checked_sub(spread)?;
-                    let y = (cy + dy).checked_sub(spread)?;
-                    (x < w && y < h).then_some((x, y, black))
-                })
-                .collect();
-            (w, h, rule, stones)
-        })
+        (
+            Just(w),
+            Just(h),
+            Just(rule),
+            prop::collection::vec(stone, 0..60),
+        )
+            .prop_map(move |(w, h, rule, stones)| {
+                let (cx, cy) = (w / 2, h / 2);
+                let stones = stones
+                    .into_iter()
+                    .filter_map(|(dx, dy, black)| {
+                        let x = (cx + dx).checked_sub(spread)?;
+                        let y = (cy + dy).checked_sub(spread)?;
+                        (x < w && y < h).then_some((x, y, black))
+                    })
+                    .collect();
+                (w, h, rule, stones)
+            })
     })
 }
 
@@ -107,9 +113,16 @@ fn parse_fixture(name: &str, text: &str) -> Fixture {
     let mut rule = Rule::Renju;
     let mut rows = Vec::new();
     let mut forbidden = Vec::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for line in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         if let Some(rest) = line.strip_prefix("size") {
-            let v: Vec<usize> = rest.split_whitespace().map(|s| s.parse().unwrap()).collect();
+            let v: Vec<usize> = rest
+                .split_whitespace()
+                .map(|s| s.parse().unwrap())
+                .collect();
             size = (v[0], v[1]);
         } else if let Some(rest) = line.strip_prefix("rule") {
             rule = rest.trim().parse().unwrap();
@@ -133,22 +146,40 @@ fn parse_fixture(name: &str, text: &str) -> Fixture {
         }
     }
     forbidden.sort();
-    Fixture { name: name.to_string(), board, forbidden }
+    Fixture {
+        name: name.to_string(),
+        board,
+        forbidden,
+    }
 }
 
 #[test]
 fn renju_fixtures() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/renju");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
-    assert!(files.len() >= 6, "expected the renju fixture files in {}", dir.display());
+    assert!(
+        files.len() >= 6,
+        "expected the renju fixture files in {}",
+        dir.display()
+    );
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let fx = parse_fixture(&path.file_name().unwrap().to_string_lossy(), &text);
         let grid = Grid::from_board(&fx.board);
-        let mut fast: Vec<Pos> = fx.board.points().filter(|&p| fx.board.is_forbidden(p)).collect();
-        let slow: Vec<Pos> =
-            fx.board.points().filter(|&p| grid.is_forbidden(p.x() as i64, p.y() as i64)).collect();
+        let mut fast: Vec<Pos> = fx
+            .board
+            .points()
+            .filter(|&p| fx.board.is_forbidden(p))
+            .collect();
+        let slow: Vec<Pos> = fx
+            .board
+            .points()
+            .filter(|&p| grid.is_forbidden(p.x() as i64, p.y() as i64))
+            .collect();
         fast.sort();
         assert_eq!(fast, fx.forbidden, "{}: fast forbidden set", fx.name);
         assert_eq!(slow, fx.forbidden, "{}: reference forbidden set", fx.name);
@@ -168,7 +199,11 @@ fn win_rules_differ_on_overline() {
             for x in [2, 3, 4, 6, 7] {
                 b.place(Pos::new(x, 7), c).unwrap();
             }
-            assert_eq!(b.makes_five(Pos::new(5, 7), c), want, "{rule} {c:?} overline");
+            assert_eq!(
+                b.makes_five(Pos::new(5, 7), c),
+                want,
+                "{rule} {c:?} overline"
+            );
             b.place(Pos::new(5, 7), c).unwrap();
             assert_eq!(b.winner() == Some(c), want, "{rule} {c:?} winner");
         }

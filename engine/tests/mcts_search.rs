@@ -228,12 +228,18 @@ fn limits_are_respected() {
     s.set_position(&board);
     assert_eq!(s.run(&SearchLimits::visits(1234)).playouts, 1234);
     // Time, counted in 50 ms batches: a 200 ms deadline leaves room for four at most.
-    let slow = Arc::new(SlowNet { delay: Duration::from_millis(50), batches: AtomicUsize::new(0) });
+    let slow = Arc::new(SlowNet {
+        delay: Duration::from_millis(50),
+        batches: AtomicUsize::new(0),
+    });
     let mut s = Search::new(one_thread(false), slow.clone());
     s.set_position(&board);
     let r = s.run(&SearchLimits::time(Duration::from_millis(200)));
     let batches = slow.batches.load(Ordering::Relaxed);
-    assert!(r.playouts > 0 && (1..=4).contains(&batches), "{batches} batches of 50 ms in 200 ms");
+    assert!(
+        r.playouts > 0 && (1..=4).contains(&batches),
+        "{batches} batches of 50 ms in 200 ms"
+    );
     // The stop flag, raised by the network during its third batch: no fourth is started.
     let stop = Arc::new(AtomicBool::new(false));
     // The visit cap only ends a search that ignores the flag, with many more batches.
@@ -242,7 +248,11 @@ fn limits_are_respected() {
         max_visits: 100_000,
         ..Default::default()
     };
-    let stopping = Arc::new(StopAfter { stop, after: 3, batches: AtomicUsize::new(0) });
+    let stopping = Arc::new(StopAfter {
+        stop,
+        after: 3,
+        batches: AtomicUsize::new(0),
+    });
     let mut s = Search::new(one_thread(false), stopping.clone());
     s.set_position(&board);
     let r = s.run(&limits);
@@ -492,13 +502,28 @@ fn a_batch_that_would_end_past_the_deadline_is_not_started() {
     // 300 ms batches and a 700 ms deadline: after two batches (600 ms) a third would end at
     // 900 ms, so the search must not start it. Counted, not timed: a loaded machine's late
     // wake-ups can only leave fewer batches.
-    let net = Arc::new(SlowNet { delay: Duration::from_millis(300), batches: AtomicUsize::new(0) });
-    let mut s = Search::new(MctsConfig { threads: 1, ..MctsConfig::default() }, net.clone());
+    let net = Arc::new(SlowNet {
+        delay: Duration::from_millis(300),
+        batches: AtomicUsize::new(0),
+    });
+    let mut s = Search::new(
+        MctsConfig {
+            threads: 1,
+            ..MctsConfig::default()
+        },
+        net.clone(),
+    );
     s.set_position(&position(Rule::Freestyle, 10));
     let r = s.run(&SearchLimits::time(Duration::from_millis(700)));
     let batches = net.batches.load(Ordering::Relaxed);
-    assert!(r.visits > 0 && r.best != Pos::NONE, "the first batches were searched");
-    assert!((1..=2).contains(&batches), "{batches} batches of 300 ms started for a 700 ms deadline");
+    assert!(
+        r.visits > 0 && r.best != Pos::NONE,
+        "the first batches were searched"
+    );
+    assert!(
+        (1..=2).contains(&batches),
+        "{batches} batches of 300 ms started for a 700 ms deadline"
+    );
 }
 
 /// The ranked candidates: as many as asked, the final choice first, each PV starting with its
@@ -519,11 +544,18 @@ fn candidates_rank_like_the_final_choice() {
     }
     // Below the chosen move, unproven moves come by visits.
     for w in top[1..].windows(2) {
-        assert!(w[0].visits >= w[1].visits || w[0].proven.is_some(), "{:?}", top);
+        assert!(
+            w[0].visits >= w[1].visits || w[0].proven.is_some(),
+            "{:?}",
+            top
+        );
     }
     let all = s.candidates(usize::MAX);
     let visited: u32 = all.iter().map(|c| c.visits).sum();
-    assert_eq!(visited, r.root_children.iter().map(|c| c.visits).sum::<u32>());
+    assert_eq!(
+        visited,
+        r.root_children.iter().map(|c| c.visits).sum::<u32>()
+    );
     assert_eq!(&all[..5], &top[..]);
 }
 
@@ -561,9 +593,17 @@ fn progress_reports_are_rate_limited() {
     // One report before each batch of at most 10 playouts (the first before any).
     assert!(every_batch.len() >= 100, "{}", every_batch.len());
     assert_eq!(every_batch[0].playouts, 0);
-    assert!(every_batch.windows(2).all(|w| w[0].playouts <= w[1].playouts));
+    assert!(
+        every_batch
+            .windows(2)
+            .all(|w| w[0].playouts <= w[1].playouts)
+    );
     let last = every_batch.last().unwrap();
-    assert!(last.playouts < 1000 && last.playouts >= 990, "{}", last.playouts);
+    assert!(
+        last.playouts < 1000 && last.playouts >= 990,
+        "{}",
+        last.playouts
+    );
     assert!(board.is_legal(last.best) && last.pv[0] == last.best);
     assert_eq!(r.playouts, 1000);
     let (_, none) = count(Duration::from_secs(3600));
@@ -611,7 +651,11 @@ fn a_forced_block_is_evaluated_after_the_block() {
     s.set_position(&board);
     s.run(&SearchLimits::visits(2000));
     assert!(net.asked.load(Ordering::Relaxed) > 100);
-    assert_eq!(net.facing.load(Ordering::Relaxed), 0, "boards evaluated in front of a five point");
+    assert_eq!(
+        net.facing.load(Ordering::Relaxed),
+        0,
+        "boards evaluated in front of a five point"
+    );
 }
 
 #[test]
@@ -625,24 +669,48 @@ fn a_restricted_root_searches_only_the_moves_it_is_given() {
     assert!(!allowed.contains(&r.best));
     let only_allowed = |r: &engine::mcts::SearchResult, what: &str| {
         assert!(allowed.contains(&r.best), "{what}: best {}", r.best);
-        assert!(r.root_children.iter().all(|c| allowed.contains(&c.mv)), "{what}: {:?}", r.root_children);
+        assert!(
+            r.root_children.iter().all(|c| allowed.contains(&c.mv)),
+            "{what}: {:?}",
+            r.root_children
+        );
         let under: u64 = r.root_children.iter().map(|c| c.visits as u64).sum();
-        assert_eq!(under + 1, r.visits, "{what}: the root's visits are its kept children's and its own");
+        assert_eq!(
+            under + 1,
+            r.visits,
+            "{what}: the root's visits are its kept children's and its own"
+        );
     };
 
     // A fresh tree, one and two threads: the restriction waits for the root's expansion.
     for threads in [1, 2] {
-        let mut s = Search::new(MctsConfig { threads, batch_size: 4, ..Default::default() }, Arc::new(HashNet));
+        let mut s = Search::new(
+            MctsConfig {
+                threads,
+                batch_size: 4,
+                ..Default::default()
+            },
+            Arc::new(HashNet),
+        );
         s.set_position(&board);
         s.restrict_root(&allowed);
         let r = s.run(&SearchLimits::visits(2000));
         only_allowed(&r, &format!("{threads} threads"));
         assert_eq!(r.playouts, 2000);
-        assert!(s.candidates(usize::MAX).iter().all(|c| allowed.contains(&c.mv)));
+        assert!(
+            s.candidates(usize::MAX)
+                .iter()
+                .all(|c| allowed.contains(&c.mv))
+        );
     }
 
     // A reused tree: what the other moves had leaves the root, and the search goes on.
-    let kept_before: u64 = r.root_children.iter().filter(|c| allowed.contains(&c.mv)).map(|c| c.visits as u64).sum();
+    let kept_before: u64 = r
+        .root_children
+        .iter()
+        .filter(|c| allowed.contains(&c.mv))
+        .map(|c| c.visits as u64)
+        .sum();
     free.set_position(&board);
     free.restrict_root(&allowed);
     assert_eq!(free.root_visits(), kept_before + 1);
@@ -652,12 +720,20 @@ fn a_restricted_root_searches_only_the_moves_it_is_given() {
 
     // A restriction no root move meets (a stone) is ignored: the same search as a free one.
     let same = |a: &engine::mcts::SearchResult, b: &engine::mcts::SearchResult, what: &str| {
-        assert_eq!((a.best, &a.root_children, a.nodes), (b.best, &b.root_children, b.nodes), "{what}");
+        assert_eq!(
+            (a.best, &a.root_children, a.nodes),
+            (b.best, &b.root_children, b.nodes),
+            "{what}"
+        );
     };
     let mut s = Search::new(one_thread(false), Arc::new(HashNet));
     s.set_position(&board);
     s.restrict_root(&[board.history()[0].0]);
-    same(&s.run(&SearchLimits::visits(3000)), &r, "a restriction to a stone");
+    same(
+        &s.run(&SearchLimits::visits(3000)),
+        &r,
+        "a restriction to a stone",
+    );
 
     // A new position starts unrestricted.
     let other = position(Rule::Freestyle, 12);
@@ -668,5 +744,9 @@ fn a_restricted_root_searches_only_the_moves_it_is_given() {
     s.set_position(&board);
     s.restrict_root(&allowed);
     s.set_position(&other);
-    same(&s.run(&SearchLimits::visits(2000)), &want, "the next position");
+    same(
+        &s.run(&SearchLimits::visits(2000)),
+        &want,
+        "the next position",
+    );
 }

@@ -283,7 +283,13 @@ fn onnx_evaluator_runs_mixed_board_sizes_one_size_at_a_time() {
     let (_, bytes) = tiny(3);
     let ev = OnnxEvaluator::from_bytes(&bytes, OnnxEvaluatorConfig::default()).unwrap();
     let mut boards = Vec::new();
-    for (w, h, rule) in [(15, 15, Rule::Freestyle), (9, 9, Rule::Renju), (15, 15, Rule::Renju), (7, 11, Rule::Caro), (9, 9, Rule::Freestyle)] {
+    for (w, h, rule) in [
+        (15, 15, Rule::Freestyle),
+        (9, 9, Rule::Renju),
+        (15, 15, Rule::Renju),
+        (7, 11, Rule::Caro),
+        (9, 9, Rule::Freestyle),
+    ] {
         let mut b = Board::new(w, h, rule).unwrap();
         for i in 0..7 {
             let legal = b.legal_moves();
@@ -299,7 +305,9 @@ fn onnx_evaluator_runs_mixed_board_sizes_one_size_at_a_time() {
     for (b, e) in boards.iter().zip(&together) {
         let mut alone = Vec::new();
         ev.evaluate(&[b], &mut alone);
-        assert!(max_diff(&e.policy, &alone[0].policy) < TOL && (e.value - alone[0].value).abs() < TOL);
+        assert!(
+            max_diff(&e.policy, &alone[0].policy) < TOL && (e.value - alone[0].value).abs() < TOL
+        );
         for p in b.points() {
             assert_eq!(e.policy[b.dense_index(p)] > 0.0, b.is_legal(p), "{p:?}");
         }
@@ -351,8 +359,13 @@ fn int8_export_runs_close_to_the_fp32_reference() {
     let (w, fp32) = tiny(11);
     let (h, wd) = (9, 9);
     let hw = h * wd;
-    let calibration: Vec<Vec<f32>> = planes(32, h, wd, 5).chunks(11 * hw).map(|c| c.to_vec()).collect();
-    let int8 = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::default()).unwrap();
+    let calibration: Vec<Vec<f32>> = planes(32, h, wd, 5)
+        .chunks(11 * hw)
+        .map(|c| c.to_vec())
+        .collect();
+    let int8 =
+        engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::default())
+            .unwrap();
     let mut m = OnnxModel::from_bytes(&int8, 1, Device::Cpu).unwrap();
     let x = planes(8, h, wd, 9);
     let (p, v) = m.run(&x, 8, h, wd).unwrap();
@@ -364,20 +377,43 @@ fn int8_export_runs_close_to_the_fp32_reference() {
     assert!(dp < 0.1 * spread, "logits differ by {dp} (spread {spread})");
     assert!(dv < 0.05, "values differ by {dv}");
     let proto = <engine::net::onnx_pb::ModelProto as prost::Message>::decode(&int8[..]).unwrap();
-    let quant = proto.metadata_props.iter().find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
+    let quant = proto
+        .metadata_props
+        .iter()
+        .find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
     assert_eq!(quant.and_then(|p| p.value.as_deref()), Some("int8-qdq-w7"));
     // Full 8-bit weights on request: another file, which runs and says so (how close it stays
     // depends on the CPU: ONNX Runtime's integer convolution can saturate without VNNI).
-    let eight = engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::Eight).unwrap();
+    let eight =
+        engine::net::quant::quantize_model_bytes(&fp32, &calibration, h, wd, WeightBits::Eight)
+            .unwrap();
     assert_ne!(eight, int8);
-    OnnxModel::from_bytes(&eight, 1, Device::Cpu).unwrap().run(&x, 8, h, wd).unwrap();
+    OnnxModel::from_bytes(&eight, 1, Device::Cpu)
+        .unwrap()
+        .run(&x, 8, h, wd)
+        .unwrap();
     let proto = <engine::net::onnx_pb::ModelProto as prost::Message>::decode(&eight[..]).unwrap();
-    let quant = proto.metadata_props.iter().find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
+    let quant = proto
+        .metadata_props
+        .iter()
+        .find(|p| p.key.as_deref() == Some(engine::net::QUANTIZATION_KEY));
     assert_eq!(quant.and_then(|p| p.value.as_deref()), Some("int8-qdq"));
-    let again = engine::net::quant::quantize_model_bytes(&int8, &calibration, h, wd, WeightBits::default()).unwrap_err();
+    let again =
+        engine::net::quant::quantize_model_bytes(&int8, &calibration, h, wd, WeightBits::default())
+            .unwrap_err();
     assert!(again.to_string().contains("not an fp32"), "{again}");
-    let garbage = engine::net::quant::quantize_model_bytes(b"not onnx", &calibration, h, wd, WeightBits::default()).unwrap_err();
-    assert!(garbage.to_string().contains("not an ONNX model"), "{garbage}");
+    let garbage = engine::net::quant::quantize_model_bytes(
+        b"not onnx",
+        &calibration,
+        h,
+        wd,
+        WeightBits::default(),
+    )
+    .unwrap_err();
+    assert!(
+        garbage.to_string().contains("not an ONNX model"),
+        "{garbage}"
+    );
 }
 
 /// The embedded defaults: every rule they claim goes to its own network (the values differ), a
@@ -386,9 +422,18 @@ fn int8_export_runs_close_to_the_fp32_reference() {
 #[test]
 fn embedded_defaults_play_their_rules_through_one_cache() {
     runtime();
-    let config = OnnxEvaluatorConfig { cache_entries: 64, ..OnnxEvaluatorConfig::default() };
-    let (set, plays) = engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
-    for rule in ["freestyle on 15x15, 20x20", "standard on 15x15", "renju on 15x15", "caro on 15x15"] {
+    let config = OnnxEvaluatorConfig {
+        cache_entries: 64,
+        ..OnnxEvaluatorConfig::default()
+    };
+    let (set, plays) =
+        engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
+    for rule in [
+        "freestyle on 15x15, 20x20",
+        "standard on 15x15",
+        "renju on 15x15",
+        "caro on 15x15",
+    ] {
         assert!(plays.contains(rule), "{plays}");
     }
     let position = |rule, size| {
@@ -407,7 +452,14 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
         set.evaluate(&[&b], &mut out);
         values.push(out[0].value);
     }
-    assert_eq!(set.cache_stats(), Some((8, 4)), "one cache: 4 rules x (a miss, then a hit)");
-    assert!(values.windows(2).all(|v| v[0] != v[1]), "one network per rule: {values:?}");
+    assert_eq!(
+        set.cache_stats(),
+        Some((8, 4)),
+        "one cache: 4 rules x (a miss, then a hit)"
+    );
+    assert!(
+        values.windows(2).all(|v| v[0] != v[1]),
+        "one network per rule: {values:?}"
+    );
     assert!(set.refuses(&position(Rule::Caro, 20)).is_some());
 }

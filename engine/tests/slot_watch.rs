@@ -16,7 +16,9 @@ use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
 
 fn runtime() {
     if let Err(e) = OnnxRuntime::init() {
-        panic!("ONNX Runtime unavailable: {e} (scripts/fetch-runtime.sh fetches it; make test runs it)");
+        panic!(
+            "ONNX Runtime unavailable: {e} (scripts/fetch-runtime.sh fetches it; make test runs it)"
+        );
     }
 }
 

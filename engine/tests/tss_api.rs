@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use engine::game::{Board, Color, Pos, Rule};
 use engine::tss::{
-    Budget, Judged, Memory, RootTactics, Solve, Threat, analyse, analyse_root, analyse_with, defences, solve_vcf, solve_vct,
-    suite, vcf, vct, verify_strategy,
+    Budget, Judged, Memory, RootTactics, Solve, Threat, analyse, analyse_root, analyse_with,
+    defences, solve_vcf, solve_vct, suite, vcf, vct, verify_strategy,
 };
 
 /// Nodes a VCF may spend proving a quiet position has none (it spends far fewer today).
@@ -30,11 +30,24 @@ fn board(rule: Rule, black: &[(usize, usize)], white: &[(usize, usize)]) -> Boar
 
 #[test]
 fn zero_budget_is_unknown_immediately() {
-    let mut b = board(Rule::Freestyle, &[(5, 5), (6, 5), (7, 5)], &[(0, 0), (0, 1)]);
+    let mut b = board(
+        Rule::Freestyle,
+        &[(5, 5), (6, 5), (7, 5)],
+        &[(0, 0), (0, 1)],
+    );
     assert_eq!(analyse_root(&b, Budget::nodes(0)), RootTactics::Unknown);
-    assert_eq!(solve_vcf(&mut b, Color::Black, Budget::nodes(0)).0, Solve::Unknown);
-    assert_eq!(solve_vct(&mut b, Color::Black, Budget::nodes(0)).0, Solve::Unknown);
-    assert_eq!(analyse_root(&b, Budget::time(Duration::ZERO)), RootTactics::Unknown);
+    assert_eq!(
+        solve_vcf(&mut b, Color::Black, Budget::nodes(0)).0,
+        Solve::Unknown
+    );
+    assert_eq!(
+        solve_vct(&mut b, Color::Black, Budget::nodes(0)).0,
+        Solve::Unknown
+    );
+    assert_eq!(
+        analyse_root(&b, Budget::time(Duration::ZERO)),
+        RootTactics::Unknown
+    );
 }
 
 #[test]
@@ -46,7 +59,9 @@ fn five_on_board_is_game_over() {
     );
     assert_eq!(
         analyse_root(&b, Budget::nodes(1000)),
-        RootTactics::GameOver { winner: Color::Black }
+        RootTactics::GameOver {
+            winner: Color::Black
+        }
     );
     assert_eq!(vcf(&mut b, Color::White, Budget::nodes(1000)), None);
     assert_eq!(vct(&mut b, Color::White, Budget::nodes(1000)), None);
@@ -59,8 +74,11 @@ fn full_board_has_no_moves() {
     for y in 0..5 {
         for x in 0..5 {
             let black = ((x + 2 * y) / 2) % 2 == 0;
-            b.place(Pos::new(x, y), if black { Color::Black } else { Color::White })
-                .unwrap();
+            b.place(
+                Pos::new(x, y),
+                if black { Color::Black } else { Color::White },
+            )
+            .unwrap();
         }
     }
     assert!(b.is_full());
@@ -86,15 +104,27 @@ fn only_forbidden_points_left_means_no_moves() {
 /// position has no four to start a VCF, so the search must stop at once.
 #[test]
 fn quiet_position_vcf_is_cheap() {
-    let mut b = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
+    let mut b = board(
+        Rule::Renju,
+        &[(7, 7), (8, 9), (5, 6)],
+        &[(8, 8), (6, 6), (9, 7)],
+    );
     let (r, st) = solve_vcf(&mut b, Color::Black, Budget::nodes(100_000));
     assert!(matches!(r, Solve::NoWin), "{r:?}");
-    assert!(st.nodes <= QUIET_VCF_NODES, "quiet vcf searched {} nodes", st.nodes);
+    assert!(
+        st.nodes <= QUIET_VCF_NODES,
+        "quiet vcf searched {} nodes",
+        st.nodes
+    );
 }
 
 #[test]
 fn straight_four_and_open_three() {
-    let mut b = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7)], &[(0, 0), (0, 2), (0, 4)]);
+    let mut b = board(
+        Rule::Freestyle,
+        &[(5, 7), (6, 7), (7, 7)],
+        &[(0, 0), (0, 2), (0, 4)],
+    );
     let line = vcf(&mut b, Color::Black, Budget::nodes(10_000)).expect("open three makes a VCF");
     assert_eq!(line.len(), 3);
     // The opponent's answer at the root: must block.
@@ -147,9 +177,19 @@ fn node_budget_is_honoured() {
     // time by tss_budget_regression.rs.
     let stop = Arc::new(AtomicBool::new(true));
     let a = analyse(&b, Color::Black, Budget::nodes(1_000_000).with_stop(stop));
-    assert!(matches!(a.tactics, RootTactics::Unknown) && a.stats.nodes <= FIRST_READ_NODES, "{:?} {} nodes", a.tactics, a.stats.nodes);
+    assert!(
+        matches!(a.tactics, RootTactics::Unknown) && a.stats.nodes <= FIRST_READ_NODES,
+        "{:?} {} nodes",
+        a.tactics,
+        a.stats.nodes
+    );
     let a = analyse(&b, Color::Black, Budget::time(Duration::ZERO));
-    assert!(matches!(a.tactics, RootTactics::Unknown) && a.stats.nodes <= FIRST_READ_NODES, "{:?} {} nodes", a.tactics, a.stats.nodes);
+    assert!(
+        matches!(a.tactics, RootTactics::Unknown) && a.stats.nodes <= FIRST_READ_NODES,
+        "{:?} {} nodes",
+        a.tactics,
+        a.stats.nodes
+    );
 }
 
 #[test]
@@ -180,9 +220,15 @@ fn deterministic_results() {
 
 /// The position `name` of the suite file `file` (relative to tests/fixtures).
 fn suite_position(file: &str, name: &str) -> engine::tss::suite::Position {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(file);
     let text = std::fs::read_to_string(path).unwrap();
-    engine::tss::suite::parse(&text).unwrap().into_iter().find(|p| p.name == name).unwrap()
+    engine::tss::suite::parse(&text)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == name)
+        .unwrap()
 }
 
 /// The suite position `gen-freestyle-defend-3`: black threatens a VCF, white to move.
@@ -200,13 +246,21 @@ fn defences_judge_every_move_and_each_loss_is_a_verified_win() {
     let legal = b.points().filter(|&p| b.is_empty(p)).count();
     let j = &d.moves;
     assert_eq!(j.holds.len() + j.loses.len() + j.unknown.len(), legal);
-    assert!(j.unknown.is_empty(), "a large budget settles every move: {:?}", j.unknown);
+    assert!(
+        j.unknown.is_empty(),
+        "a large budget settles every move: {:?}",
+        j.unknown
+    );
     assert!(!j.holds.is_empty() && j.holds.len() < 10, "{:?}", j.holds);
     // Every holding move blocks the VCF; a sample of losing moves really lose.
     for &m in &j.holds {
         let mut after = b.clone();
         after.place(m, Color::White).unwrap();
-        assert_eq!(vcf(&mut after, Color::Black, Budget::nodes(1_000_000)), None, "{m} holds");
+        assert_eq!(
+            vcf(&mut after, Color::Black, Budget::nodes(1_000_000)),
+            None,
+            "{m} holds"
+        );
     }
     for &m in j.loses.iter().step_by(25) {
         let mut after = b.clone();
@@ -239,9 +293,19 @@ fn defences_out_of_budget_are_unknown_not_holding() {
 
 #[test]
 fn defences_bad_input_gets_a_clear_answer() {
-    let quiet = board(Rule::Renju, &[(7, 7), (8, 9), (5, 6)], &[(8, 8), (6, 6), (9, 7)]);
-    assert_eq!(defences(&quiet, Color::Black, Budget::nodes(0)).threat, Threat::Unknown);
-    assert_eq!(defences(&quiet, Color::Black, Budget::nodes(1_000_000)).threat, Threat::None);
+    let quiet = board(
+        Rule::Renju,
+        &[(7, 7), (8, 9), (5, 6)],
+        &[(8, 8), (6, 6), (9, 7)],
+    );
+    assert_eq!(
+        defences(&quiet, Color::Black, Budget::nodes(0)).threat,
+        Threat::Unknown
+    );
+    assert_eq!(
+        defences(&quiet, Color::Black, Budget::nodes(1_000_000)).threat,
+        Threat::None
+    );
     let won = board(
         Rule::Freestyle,
         &[(3, 3), (4, 3), (5, 3), (6, 3), (7, 3)],
@@ -259,8 +323,15 @@ fn defences_bad_input_gets_a_clear_answer() {
     assert!(trapped.is_forbidden(Pos::new(7, 7)));
     let d = defences(&trapped, Color::Black, Budget::nodes(1_000_000));
     assert_eq!(d.threat, Threat::Win(engine::tss::WinKind::Vcf));
-    assert!(d.moves.holds.is_empty() && d.moves.unknown.is_empty(), "{:?}", d.moves);
-    assert!(!d.moves.loses.contains(&Pos::new(7, 7)), "a forbidden point is no move");
+    assert!(
+        d.moves.holds.is_empty() && d.moves.unknown.is_empty(),
+        "{:?}",
+        d.moves
+    );
+    assert!(
+        !d.moves.loses.contains(&Pos::new(7, 7)),
+        "a forbidden point is no move"
+    );
 }
 
 /// Regression: facing a four, the root answered "block it" without looking for a win that starts
@@ -268,10 +339,15 @@ fn defences_bad_input_gets_a_clear_answer() {
 #[test]
 fn win_that_starts_by_blocking_a_four_is_found() {
     let pos = suite_position("tactics-mined/mined.txt", "mined-freestyle-15-240-9");
-    let opp_four = pos.board.points().find(|&p| pos.board.is_empty(p) && pos.board.makes_five(p, pos.to_move.opp()));
+    let opp_four = pos
+        .board
+        .points()
+        .find(|&p| pos.board.is_empty(p) && pos.board.makes_five(p, pos.to_move.opp()));
     let a = analyse(&pos.board, pos.to_move, Budget::nodes(2_000_000));
     match a.tactics {
-        RootTactics::ForcedWin { line, .. } => assert_eq!(Some(line[0]), opp_four, "the win starts with the block"),
+        RootTactics::ForcedWin { line, .. } => {
+            assert_eq!(Some(line[0]), opp_four, "the win starts with the block")
+        }
         other => panic!("expected a forced win, got {other:?}"),
     }
 }
@@ -282,7 +358,11 @@ fn win_that_starts_by_blocking_a_four_is_found() {
 #[test]
 fn memory_carries_a_proven_win_to_the_next_move() {
     let text = include_str!("fixtures/tactics/generated.txt");
-    let pos = suite::parse(text).unwrap().into_iter().find(|p| p.name == "gen-freestyle-vct-7").unwrap();
+    let pos = suite::parse(text)
+        .unwrap()
+        .into_iter()
+        .find(|p| p.name == "gen-freestyle-vct-7")
+        .unwrap();
     let budget = || Budget::nodes(2_000_000);
     let mut memory = Memory::default();
     let first = analyse_with(&pos.board, pos.to_move, budget(), &mut memory);
@@ -296,14 +376,34 @@ fn memory_carries_a_proven_win_to_the_next_move() {
     b.play(line[1]).unwrap();
     let fresh = analyse(&b, pos.to_move, budget());
     let again = analyse_with(&b, pos.to_move, budget(), &mut memory);
-    assert!(matches!(fresh.tactics, RootTactics::ForcedWin { .. }), "{:?}", fresh.tactics);
-    let RootTactics::ForcedWin { line: again_line, .. } = &again.tactics else {
-        panic!("the win two plies on is lost with the memory: {:?}", again.tactics)
+    assert!(
+        matches!(fresh.tactics, RootTactics::ForcedWin { .. }),
+        "{:?}",
+        fresh.tactics
+    );
+    let RootTactics::ForcedWin {
+        line: again_line, ..
+    } = &again.tactics
+    else {
+        panic!(
+            "the win two plies on is lost with the memory: {:?}",
+            again.tactics
+        )
     };
-    assert_eq!(again_line[0], line[2], "the memory's win goes on with the line it proved");
+    assert_eq!(
+        again_line[0], line[2],
+        "the memory's win goes on with the line it proved"
+    );
     let proof = again.proof.as_ref().unwrap();
-    assert!(verify_strategy(&mut b.clone(), pos.to_move, &proof.strategy));
-    eprintln!("two plies on: {} nodes from the memory, {} fresh", again.stats.nodes, fresh.stats.nodes);
+    assert!(verify_strategy(
+        &mut b.clone(),
+        pos.to_move,
+        &proof.strategy
+    ));
+    eprintln!(
+        "two plies on: {} nodes from the memory, {} fresh",
+        again.stats.nodes, fresh.stats.nodes
+    );
     assert!(
         again.stats.nodes * 10 < fresh.stats.nodes,
         "from the memory {} nodes, fresh {}",
@@ -334,7 +434,12 @@ fn transposed_threat_orders_are_searched_once() {
     let mut b = pos.board.clone();
     b.play(Pos::new(4, 10)).unwrap();
     let (r, stats) = solve_vct(&mut b, Color::Black, Budget::nodes(400_000));
-    let Solve::Win(proof) = r else { panic!("no win within 400 k nodes: {r:?} after {} nodes", stats.nodes) };
+    let Solve::Win(proof) = r else {
+        panic!(
+            "no win within 400 k nodes: {r:?} after {} nodes",
+            stats.nodes
+        )
+    };
     assert_eq!(proof.line.len(), 15);
     assert!(verify_strategy(&mut b, Color::Black, &proof.strategy));
 }
@@ -345,16 +450,28 @@ fn transposed_threat_orders_are_searched_once() {
 /// open three alone is rejected (its blocks hold).
 #[test]
 fn verifier_tries_every_reply_to_a_quiet_threat() {
-    let strategy = |b: &Board, m: (usize, usize)| engine::tss::Strategy::from([(b.hash(), Pos::new(m.0, m.1))]);
+    let strategy = |b: &Board, m: (usize, usize)| {
+        engine::tss::Strategy::from([(b.hash(), Pos::new(m.0, m.1))])
+    };
     let double_three = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 5), (7, 6)], &[]);
     let s = strategy(&double_three, (7, 7));
     assert!(verify_strategy(&mut double_three.clone(), Color::Black, &s));
 
-    let counter = board(Rule::Freestyle, &[(5, 7), (6, 7), (7, 5), (7, 6)], &[(10, 1), (11, 1), (12, 1)]);
+    let counter = board(
+        Rule::Freestyle,
+        &[(5, 7), (6, 7), (7, 5), (7, 6)],
+        &[(10, 1), (11, 1), (12, 1)],
+    );
     let s = strategy(&counter, (7, 7));
-    assert!(!verify_strategy(&mut counter.clone(), Color::Black, &s), "white's straight four beats black's");
+    assert!(
+        !verify_strategy(&mut counter.clone(), Color::Black, &s),
+        "white's straight four beats black's"
+    );
 
     let open_three = board(Rule::Freestyle, &[(5, 7), (6, 7)], &[]);
     let s = strategy(&open_three, (7, 7));
-    assert!(!verify_strategy(&mut open_three.clone(), Color::Black, &s), "4,7 and 8,7 hold against an open three");
+    assert!(
+        !verify_strategy(&mut open_three.clone(), Color::Black, &s),
+        "4,7 and 8,7 hold against an open three"
+    );
 }

@@ -32,5 +32,8 @@ fn analyse_stays_near_its_time_budget() {
             worst = worst.max(t.elapsed());
         }
     }
-    assert!(worst < budget + Duration::from_millis(400), "worst analysis took {worst:?} for a {budget:?} budget");
+    assert!(
+        worst < budget + Duration::from_millis(400),
+        "worst analysis took {worst:?} for a {budget:?} budget"
+    );
 }

@@ -32,7 +32,10 @@ fn generate_suite() {
             if b.points().any(|p| b.is_five_at(p)) {
                 break;
             }
-            let mv: Vec<String> = moves.iter().map(|p| format!("{},{}", p.x(), p.y())).collect();
+            let mv: Vec<String> = moves
+                .iter()
+                .map(|p| format!("{},{}", p.x(), p.y()))
+                .collect();
             let head = |kind: &str, n: usize| {
                 format!(
                     "\n[gen-{rule}-{kind}-{n}]\nsize 15 15\nrule {rule}\nmoves {}\n",
@@ -72,7 +75,8 @@ fn generate_suite() {
             }
             if matches!(r, Solve::NoWin)
                 && ndef < 8
-                && b.points().all(|p| !b.is_empty(p) || !b.makes_five(p, side.opp()))
+                && b.points()
+                    .all(|p| !b.is_empty(p) || !b.makes_five(p, side.opp()))
             {
                 let (r3, _) = solve_vcf(&mut b, side.opp(), Budget::nodes(300_000));
                 if let Solve::Win(p) = &r3
@@ -84,7 +88,8 @@ fn generate_suite() {
                         && m.len() <= 12
                     {
                         ndef += 1;
-                        let pts: Vec<String> = m.iter().map(|p| format!("{},{}", p.x(), p.y())).collect();
+                        let pts: Vec<String> =
+                            m.iter().map(|p| format!("{},{}", p.x(), p.y())).collect();
                         write!(
                             out,
                             "{}# the opponent has a {}-ply VCF\nexpect must-defend {}\n",
@@ -96,7 +101,11 @@ fn generate_suite() {
                     }
                 }
             }
-            let cands: Vec<Pos> = b.candidates(2).into_iter().filter(|&p| b.is_legal(p)).collect();
+            let cands: Vec<Pos> = b
+                .candidates(2)
+                .into_iter()
+                .filter(|&p| b.is_legal(p))
+                .collect();
             if cands.is_empty() {
                 break;
             }

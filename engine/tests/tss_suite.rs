@@ -4,13 +4,16 @@
 
 use engine::tss::suite::{self, Expect, Position};
 use engine::tss::{
-    Budget, RootTactics, Solve, Threat, WinKind, analyse, defences, line_reaches_five, solve_vcf, solve_vct,
-    verify_strategy,
+    Budget, RootTactics, Solve, Threat, WinKind, analyse, defences, line_reaches_five, solve_vcf,
+    solve_vct, verify_strategy,
 };
 
 fn load() -> Vec<(String, Position)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tactics");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     let mut out = Vec::new();
     for f in files {
@@ -52,18 +55,31 @@ fn suites_are_solved_and_every_win_verifies() {
         }
         let ok = match (&pos.expect, &a.tactics) {
             (Expect::WinVcf, RootTactics::WinNow(_)) => true,
-            (Expect::WinVcf, RootTactics::ForcedWin { kind: WinKind::Vcf, .. }) => true,
+            (
+                Expect::WinVcf,
+                RootTactics::ForcedWin {
+                    kind: WinKind::Vcf, ..
+                },
+            ) => true,
             (Expect::WinVct, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }) => true,
-            (Expect::NoWin, t) => !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. }),
+            (Expect::NoWin, t) => {
+                !matches!(t, RootTactics::WinNow(_) | RootTactics::ForcedWin { .. })
+            }
             (Expect::NoVcf, t) => !matches!(
                 t,
-                RootTactics::WinNow(_) | RootTactics::ForcedWin { kind: WinKind::Vcf, .. }
+                RootTactics::WinNow(_)
+                    | RootTactics::ForcedWin {
+                        kind: WinKind::Vcf,
+                        ..
+                    }
             ),
             (Expect::Lost, RootTactics::Lost) => true,
             // Under a budget the root keeps moves it could not settle: it may list more than the
             // defences, never fewer (`defences_are_exact` checks the sets themselves).
             (Expect::MustDefend(want), RootTactics::MustBlock(got)) => {
-                want.as_ref().is_none_or(|w| w.iter().all(|m| got.contains(m))) && !got.is_empty()
+                want.as_ref()
+                    .is_none_or(|w| w.iter().all(|m| got.contains(m)))
+                    && !got.is_empty()
             }
             _ => false,
         };
@@ -82,13 +98,26 @@ fn suites_are_solved_and_every_win_verifies() {
 #[test]
 fn defences_are_exact() {
     for (file, pos) in load() {
-        let Expect::MustDefend(Some(want)) = &pos.expect else { continue };
+        let Expect::MustDefend(Some(want)) = &pos.expect else {
+            continue;
+        };
         let d = defences(&pos.board, pos.to_move, Budget::nodes(5_000_000));
-        assert!(matches!(d.threat, Threat::Win(_)), "{file}:{} threat {:?}", pos.name, d.threat);
-        let j = &d.moves;
-        assert!(j.holds.iter().all(|m| want.contains(m)), "{file}:{} holds {:?}", pos.name, j.holds);
         assert!(
-            want.iter().all(|m| j.holds.contains(m) || j.unknown.contains(m)),
+            matches!(d.threat, Threat::Win(_)),
+            "{file}:{} threat {:?}",
+            pos.name,
+            d.threat
+        );
+        let j = &d.moves;
+        assert!(
+            j.holds.iter().all(|m| want.contains(m)),
+            "{file}:{} holds {:?}",
+            pos.name,
+            j.holds
+        );
+        assert!(
+            want.iter()
+                .all(|m| j.holds.contains(m) || j.unknown.contains(m)),
             "{file}:{} a listed defence was judged lost: {:?}",
             pos.name,
             j.loses
@@ -100,7 +129,9 @@ fn defences_are_exact() {
 #[test]
 fn excluded_defences_really_lose() {
     for (_, pos) in load() {
-        let Expect::MustDefend(_) = pos.expect else { continue };
+        let Expect::MustDefend(_) = pos.expect else {
+            continue;
+        };
         let a = analyse(&pos.board, pos.to_move, Budget::nodes(2_000_000));
         let RootTactics::MustBlock(keep) = a.tactics else {
             continue;

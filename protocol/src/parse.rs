@@ -99,14 +99,33 @@ pub fn swap2_placement_order(stones: &[(Coord, Option<StoneOwner>)]) -> Result<V
     if with_owner != n {
         return Err("mixes x,y and x,y,f lines".into());
     }
-    if stones.iter().any(|(_, owner)| *owner == Some(StoneOwner::Marker)) {
+    if stones
+        .iter()
+        .any(|(_, owner)| *owner == Some(StoneOwner::Marker))
+    {
         return Err("owner 3 (a marker) has no place in a swap2 opening".into());
     }
-    let group = |o: StoneOwner| stones.iter().filter(move |(_, owner)| *owner == Some(o)).map(|&(at, _)| at);
-    let (own, opp): (Vec<Coord>, Vec<Coord>) = (group(StoneOwner::Own).collect(), group(StoneOwner::Opponent).collect());
-    let (black, white) = if own.len() > opp.len() { (own, opp) } else { (opp, own) };
+    let group = |o: StoneOwner| {
+        stones
+            .iter()
+            .filter(move |(_, owner)| *owner == Some(o))
+            .map(|&(at, _)| at)
+    };
+    let (own, opp): (Vec<Coord>, Vec<Coord>) = (
+        group(StoneOwner::Own).collect(),
+        group(StoneOwner::Opponent).collect(),
+    );
+    let (black, white) = if own.len() > opp.len() {
+        (own, opp)
+    } else {
+        (opp, own)
+    };
     if black.len() != white.len() + 1 {
-        return Err(format!("{} and {} stones of the two owners; swap2 has one black stone more than white", black.len(), white.len()));
+        return Err(format!(
+            "{} and {} stones of the two owners; swap2 has one black stone more than white",
+            black.len(),
+            white.len()
+        ));
     }
     let mut order = Vec::with_capacity(n);
     for (i, b) in black.into_iter().enumerate() {
@@ -222,9 +241,10 @@ pub fn parse_swap2_line(line: &str) -> Result<(Coord, Option<StoneOwner>), Strin
             .map_err(|e| format!("{e} in {:?}", excerpt(line))),
         Err(_) => match parse_stone_line(line) {
             Ok(s) => Ok((s.at, Some(s.owner))),
-            Err(e) if e.starts_with("not an") => {
-                Err(format!("not an x,y or x,y,f stone line: {:?}", excerpt(line)))
-            }
+            Err(e) if e.starts_with("not an") => Err(format!(
+                "not an x,y or x,y,f stone line: {:?}",
+                excerpt(line)
+            )),
             Err(e) => Err(e),
         },
     }

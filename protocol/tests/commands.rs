@@ -78,7 +78,13 @@ fn argumentless_commands_ignore_trailing_text() {
         ("yxhashclear", Command::YxHashClear),
         ("yxshowinfo", Command::YxShowInfo),
         ("start 15 15", Command::Start { size: 15 }),
-        ("START 20 15", Command::RectStart { width: 20, height: 15 }),
+        (
+            "START 20 15",
+            Command::RectStart {
+                width: 20,
+                height: 15,
+            },
+        ),
         ("STOP", Command::Stop),
         ("YXSTOP", Command::Stop),
         ("  yxstop  ", Command::Stop),
@@ -253,8 +259,22 @@ fn board_blocks() {
         vec![Ok(Command::Swap2Board(vec![c(7, 7), c(7, 8), c(8, 8)]))]
     );
     assert_eq!(
-        run(&["SWAP2BOARD", "7,8,1", "7,7,2", "8,8,2", "9,9,1", "1,1,2", "DONE"]),
-        vec![Ok(Command::Swap2Board(vec![c(7, 7), c(7, 8), c(8, 8), c(9, 9), c(1, 1)]))]
+        run(&[
+            "SWAP2BOARD",
+            "7,8,1",
+            "7,7,2",
+            "8,8,2",
+            "9,9,1",
+            "1,1,2",
+            "DONE"
+        ]),
+        vec![Ok(Command::Swap2Board(vec![
+            c(7, 7),
+            c(7, 8),
+            c(8, 8),
+            c(9, 9),
+            c(1, 1)
+        ]))]
     );
     assert_eq!(
         Command::parse("BOARD\n7,7,1\n8,8,2\nDONE"),

@@ -36,7 +36,13 @@ impl Brain {
             }
         });
         let stdin = child.stdin.take();
-        Brain { child, stdin, lines: rx, messages: Vec::new(), message_times: Vec::new() }
+        Brain {
+            child,
+            stdin,
+            lines: rx,
+            messages: Vec::new(),
+            message_times: Vec::new(),
+        }
     }
 
     /// The brain's process id (to read its memory figures from /proc).
@@ -70,14 +76,17 @@ impl Brain {
                     }
                     return Some(line.trim().to_string());
                 }
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return None;
+                }
             }
         }
     }
 
     /// The next reply, which must come within `timeout`.
     pub fn reply(&mut self, timeout: Duration) -> String {
-        self.reply_within(timeout).unwrap_or_else(|| panic!("no reply within {timeout:?}"))
+        self.reply_within(timeout)
+            .unwrap_or_else(|| panic!("no reply within {timeout:?}"))
     }
 
     /// Nothing but MESSAGE/DEBUG within `wait`.

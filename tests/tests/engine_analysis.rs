@@ -34,7 +34,12 @@ fn yxboard(b: &mut Brain, stones: &[(u32, u32, u32)]) {
 
 /// `(i) x,y …` lines of the messages collected so far, drained.
 fn nbest_lines(b: &mut Brain) -> Vec<String> {
-    let lines = b.messages.iter().filter_map(|m| m.strip_prefix("MESSAGE (")).map(|m| format!("({m}")).collect();
+    let lines = b
+        .messages
+        .iter()
+        .filter_map(|m| m.strip_prefix("MESSAGE ("))
+        .map(|m| format!("({m}"))
+        .collect();
     b.messages.clear();
     lines
 }
@@ -46,16 +51,33 @@ fn yxnbest_lists_the_n_best_moves_best_first_and_leaves_the_position() {
     b.send("YXNBEST 3");
     let r = b.reply(QUICK);
     let best = parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"));
-    let summary = b.messages.iter().find(|m| m.contains("visits/s")).cloned().expect("a summary MESSAGE");
-    assert!(summary.contains(" pv ") && (summary.contains("winrate") || summary.contains("proven")), "{summary}");
+    let summary = b
+        .messages
+        .iter()
+        .find(|m| m.contains("visits/s"))
+        .cloned()
+        .expect("a summary MESSAGE");
+    assert!(
+        summary.contains(" pv ") && (summary.contains("winrate") || summary.contains("proven")),
+        "{summary}"
+    );
     let lines = nbest_lines(&mut b);
     assert_eq!(lines.len(), 3, "{lines:?}");
     let mut moves = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let rest = line.strip_prefix(&format!("({}) ", i + 1)).unwrap_or_else(|| panic!("order: {lines:?}"));
+        let rest = line
+            .strip_prefix(&format!("({}) ", i + 1))
+            .unwrap_or_else(|| panic!("order: {lines:?}"));
         let mv = parse_move(rest.split(' ').next().unwrap()).unwrap();
-        let pv = rest.split(" pv ").nth(1).unwrap_or_else(|| panic!("no pv: {line}"));
-        assert_eq!(parse_move(pv.split(' ').next().unwrap()), Some(mv), "the pv starts with its move: {line}");
+        let pv = rest
+            .split(" pv ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no pv: {line}"));
+        assert_eq!(
+            parse_move(pv.split(' ').next().unwrap()),
+            Some(mv),
+            "the pv starts with its move: {line}"
+        );
         assert!(![(7, 7), (8, 8), (7, 8)].contains(&mv));
         moves.push(mv);
     }
@@ -97,17 +119,35 @@ fn realtime_lines_come_only_when_asked_and_end_on_the_move() {
     b.send("BEGIN");
     let first = b.reply(QUICK);
     assert!(parse_move(&first).is_some());
-    assert!(!b.messages.iter().any(|m| m.contains("REALTIME")), "{:?}", b.messages);
+    assert!(
+        !b.messages.iter().any(|m| m.contains("REALTIME")),
+        "{:?}",
+        b.messages
+    );
     b.send("INFO show_detail 1");
     b.send("INFO timeout_turn 700");
     b.send("TURN 8,8");
     let r = b.reply(QUICK);
-    let realtime: Vec<&String> = b.messages.iter().filter(|m| m.starts_with("MESSAGE REALTIME")).collect();
-    assert_eq!(realtime.first().map(|m| m.as_str()), Some("MESSAGE REALTIME REFRESH"), "{realtime:?}");
-    assert_eq!(realtime.last().map(|m| m.as_str()), Some(format!("MESSAGE REALTIME BEST {r}").as_str()));
+    let realtime: Vec<&String> = b
+        .messages
+        .iter()
+        .filter(|m| m.starts_with("MESSAGE REALTIME"))
+        .collect();
+    assert_eq!(
+        realtime.first().map(|m| m.as_str()),
+        Some("MESSAGE REALTIME REFRESH"),
+        "{realtime:?}"
+    );
+    assert_eq!(
+        realtime.last().map(|m| m.as_str()),
+        Some(format!("MESSAGE REALTIME BEST {r}").as_str())
+    );
     for m in &realtime {
         let rest = m.trim_start_matches("MESSAGE REALTIME ");
-        assert!(rest == "REFRESH" || rest.starts_with("BEST ") || rest.starts_with("LOSE "), "{m}");
+        assert!(
+            rest == "REFRESH" || rest.starts_with("BEST ") || rest.starts_with("LOSE "),
+            "{m}"
+        );
     }
     b.messages.clear();
     b.send("INFO show_detail 0");
@@ -146,8 +186,17 @@ fn analyse_round_trips_every_field() {
     };
     let text = serde_json::to_string(&request).unwrap();
     assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
-    let rect = Request { size: None, width: Some(17), height: Some(13), rule: Some(RuleName::Number(1)), ..request.clone() };
-    assert_eq!(serde_json::from_str::<Request>(&serde_json::to_string(&rect).unwrap()).unwrap(), rect);
+    let rect = Request {
+        size: None,
+        width: Some(17),
+        height: Some(13),
+        rule: Some(RuleName::Number(1)),
+        ..request.clone()
+    };
+    assert_eq!(
+        serde_json::from_str::<Request>(&serde_json::to_string(&rect).unwrap()).unwrap(),
+        rect
+    );
     let reply = Response::Reply(Reply {
         id: Some(serde_json::json!("a")),
         best: [1, 2],
@@ -168,13 +217,24 @@ fn analyse_round_trips_every_field() {
         model: "m".into(),
         model_id: "00ff".into(),
     });
-    assert_eq!(serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).unwrap(), reply);
-    let error = Response::Error(ErrorReply { id: Some(serde_json::json!(1)), error: "e".into() });
-    assert_eq!(serde_json::from_str::<Response>(&serde_json::to_string(&error).unwrap()).unwrap(), error);
+    assert_eq!(
+        serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).unwrap(),
+        reply
+    );
+    let error = Response::Error(ErrorReply {
+        id: Some(serde_json::json!(1)),
+        error: "e".into(),
+    });
+    assert_eq!(
+        serde_json::from_str::<Response>(&serde_json::to_string(&error).unwrap()).unwrap(),
+        error
+    );
 
     let mut b = analyse_engine();
     for (req, size) in [(&request, (15, 15)), (&rect, (17, 13))] {
-        let Response::Reply(r) = ask(&mut b, &serde_json::to_string(req).unwrap()) else { panic!("an error for {req:?}") };
+        let Response::Reply(r) = ask(&mut b, &serde_json::to_string(req).unwrap()) else {
+            panic!("an error for {req:?}")
+        };
         assert_eq!(r.id, req.id);
         assert_eq!(r.candidates.len(), 3);
         assert_eq!(r.candidates[0].mv, r.best);
@@ -184,7 +244,11 @@ fn analyse_round_trips_every_field() {
         // Renju 15x15 is played by the embedded renju network, and the reply names it; 17x13
         // by the classical evaluator.
         if size == (15, 15) {
-            assert!(r.model.starts_with("onnx:cpu32") && !r.model.contains('+'), "{}", r.model);
+            assert!(
+                r.model.starts_with("onnx:cpu32") && !r.model.contains('+'),
+                "{}",
+                r.model
+            );
             assert_ne!(r.model_id, "0000000000000000");
         } else {
             assert_eq!(r.model, "classical");
@@ -202,7 +266,9 @@ fn analyse_round_trips_every_field() {
         }
     }
     // The limits' defaults: 1000 visits.
-    let Response::Reply(r) = ask(&mut b, r#"{"moves":[[7,7]]}"#) else { panic!() };
+    let Response::Reply(r) = ask(&mut b, r#"{"moves":[[7,7]]}"#) else {
+        panic!()
+    };
     assert_eq!(r.candidates.len(), 1);
     assert!(r.nodes >= 1000);
 }
@@ -210,7 +276,15 @@ fn analyse_round_trips_every_field() {
 /// The process's peak resident memory (VmHWM), KiB.
 fn peak_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap().trim().trim_end_matches("kB").trim().parse().unwrap()
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// Every kind of bad line gets exactly one error object, in order, and the engine serves the
@@ -252,7 +326,9 @@ fn analyse_answers_each_bad_line_once_and_goes_on() {
         }
     }
     b.send_raw(b"{\"visits\":10,\"id\":\"\xff\xfe\"}\n");
-    assert!(matches!(serde_json::from_str(&b.reply(QUICK)).unwrap(), Response::Error(e) if e.error.contains("UTF-8")));
+    assert!(
+        matches!(serde_json::from_str(&b.reply(QUICK)).unwrap(), Response::Error(e) if e.error.contains("UTF-8"))
+    );
     let pid = b.pid();
     // The peak before the huge lines: the engine with its network loaded (ONNX Runtime's share).
     let before_kib = peak_kib(pid);
@@ -261,11 +337,18 @@ fn analyse_answers_each_bad_line_once_and_goes_on() {
         huge.resize(mib << 20, b'a');
         huge.extend_from_slice(b"\"}\n");
         b.send_raw(&huge);
-        assert!(matches!(serde_json::from_str(&b.reply(QUICK)).unwrap(), Response::Error(e) if e.error.contains("too long")));
+        assert!(
+            matches!(serde_json::from_str(&b.reply(QUICK)).unwrap(), Response::Error(e) if e.error.contains("too long"))
+        );
     }
     let grown_kib = peak_kib(pid) - before_kib;
-    assert!(grown_kib < 16 * 1024, "peak memory grew {grown_kib} KiB over a 64 MiB line");
-    let Response::Reply(r) = ask(&mut b, r#"{"id":"after","moves":[[7,7]],"visits":50}"#) else { panic!("no reply after the bad lines") };
+    assert!(
+        grown_kib < 16 * 1024,
+        "peak memory grew {grown_kib} KiB over a 64 MiB line"
+    );
+    let Response::Reply(r) = ask(&mut b, r#"{"id":"after","moves":[[7,7]],"visits":50}"#) else {
+        panic!("no reply after the bad lines")
+    };
     assert_eq!(r.id, Some(serde_json::json!("after")));
     // Blank lines are skipped, not answered; end of input ends the engine.
     b.send("");
@@ -276,9 +359,19 @@ fn analyse_answers_each_bad_line_once_and_goes_on() {
 /// The README's Python example, extracted and run as written against the real binary.
 #[test]
 fn readme_python_example_runs() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let after = readme.split("<!-- analyse-example").nth(1).expect("the marked example");
-    let code = after.split("```python\n").nth(1).unwrap().split("```").next().unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let after = readme
+        .split("<!-- analyse-example")
+        .nth(1)
+        .expect("the marked example");
+    let code = after
+        .split("```python\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
     let mut child = Command::new("python3")
         .arg("-")
         .arg(bin("pbrain-fivezero"))
@@ -286,13 +379,23 @@ fn readme_python_example_runs() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3 (a README requirement)");
-    child.stdin.take().unwrap().write_all(code.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(code.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
-    assert!(lines[..3].iter().all(|l| l.starts_with('[') && l.contains('%')), "{text}");
+    assert!(
+        lines[..3]
+            .iter()
+            .all(|l| l.starts_with('[') && l.contains('%')),
+        "{text}"
+    );
     assert_eq!(lines[3], "stone 2 (7,7): point 7,7 is already occupied");
 }
 
@@ -327,7 +430,8 @@ fn figure_analyse_batch_throughput() {
     let lines: Vec<String> = (0..1000)
         .map(|i| {
             let stones = 2 + (rng.next_u64() % 19) as usize;
-            serde_json::json!({"id": i, "moves": random_opening(&mut rng, stones), "visits": 100}).to_string()
+            serde_json::json!({"id": i, "moves": random_opening(&mut rng, stones), "visits": 100})
+                .to_string()
         })
         .collect();
     for difficulty in ["medium", "easy"] {
@@ -382,7 +486,15 @@ fn figure_realtime_overhead() {
         b.send("YXNBEST 1");
         b.reply(QUICK);
         let summary = b.messages.iter().find(|m| m.contains("visits/s")).unwrap();
-        let speed: f64 = summary.split(" visits/s").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+        let speed: f64 = summary
+            .split(" visits/s")
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         let realtime = b.messages.iter().filter(|m| m.contains("REALTIME")).count();
         println!("show_detail {detail}: {speed:.0} visits/s, {realtime} realtime lines");
         speeds[detail].push(speed);
@@ -403,8 +515,15 @@ fn yxshowinfo_names_the_thread_limit() {
     b.send("YXSHOWINFO");
     b.send("START 15");
     assert_eq!(b.reply(QUICK), "OK", "no reply of its own before OK");
-    let info = b.messages.iter().find_map(|m| m.strip_prefix("MESSAGE INFO MAX_THREAD_NUM ")).expect("MAX_THREAD_NUM");
-    assert!(info.parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)), "{info}");
+    let info = b
+        .messages
+        .iter()
+        .find_map(|m| m.strip_prefix("MESSAGE INFO MAX_THREAD_NUM "))
+        .expect("MAX_THREAD_NUM");
+    assert!(
+        info.parse::<u32>().is_ok_and(|n| (1..=64).contains(&n)),
+        "{info}"
+    );
 }
 
 /// Yixin-Board's levels: a node limit with a 2000 s turn. The search stops on the visits;
@@ -420,8 +539,20 @@ fn info_max_node_limits_the_visits() {
     b.send("BEGIN");
     assert!(parse_move(&b.reply(QUICK)).is_some());
     let visits = |b: &Brain| -> u64 {
-        let s = b.messages.iter().rev().find(|m| m.contains("visits/s")).unwrap();
-        s.split(" nodes ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()
+        let s = b
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.contains("visits/s"))
+            .unwrap();
+        s.split(" nodes ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     assert_eq!(visits(&b), 500);
     b.send("INFO max_node -1");

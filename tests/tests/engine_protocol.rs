@@ -60,8 +60,14 @@ fn full_session_plays_legal_moves_in_time() {
         let t = Instant::now();
         b.send(&format!("TURN {},{}", p.x(), p.y()));
         let (x, y) = expect_move(&mut b);
-        assert!(t.elapsed() < Duration::from_millis(300) + TOLERANCE, "reply took {:?}", t.elapsed());
-        board.play(Pos::new(x as usize, y as usize)).expect("engine move must be legal");
+        assert!(
+            t.elapsed() < Duration::from_millis(300) + TOLERANCE,
+            "reply took {:?}",
+            t.elapsed()
+        );
+        board
+            .play(Pos::new(x as usize, y as usize))
+            .expect("engine move must be legal");
         if board.winner().is_some() {
             break;
         }
@@ -102,7 +108,10 @@ fn bad_lines_get_error_or_unknown_and_change_nothing() {
     b.send("TURN 7,7");
     assert!(b.reply(QUICK).starts_with("ERROR"), "occupied");
     b.send(&format!("TURN {},{}", first.0, first.1));
-    assert!(b.reply(QUICK).starts_with("ERROR"), "occupied by the engine's own stone");
+    assert!(
+        b.reply(QUICK).starts_with("ERROR"),
+        "occupied by the engine's own stone"
+    );
     // Still the same game: a fresh legal TURN gets a move that is not on either stone.
     b.send("TURN 0,0");
     let m = expect_move(&mut b);
@@ -116,7 +125,10 @@ fn huge_lines_and_binary_garbage_do_not_kill_it() {
     huge.extend_from_slice(b"\r\n");
     b.send_raw(&huge);
     assert!(b.reply(QUICK).starts_with("ERROR"));
-    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).filter(|&c| c != b'\n' && c != b'\r').collect();
+    let garbage: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .filter(|&c| c != b'\n' && c != b'\r')
+        .collect();
     b.send_raw(&garbage);
     b.send_raw(b"\n");
     let r = b.reply(QUICK);
@@ -131,10 +143,10 @@ fn bad_board_blocks_are_refused_and_the_old_position_kept() {
     b.send("BEGIN");
     let first = expect_move(&mut b);
     for block in [
-        "BOARD\r\n7,7,1\r\n7,7,2\r\nDONE",                      // overlapping stones
-        "BOARD\r\n7,7,1\r\n15,2,2\r\nDONE",                     // off-board
-        "BOARD\r\n1,1,1\r\n2,2,1\r\n3,3,1\r\n4,4,2\r\nDONE",    // impossible stone counts
-        "BOARD\r\n7,7,9\r\nDONE",                               // unknown owner
+        "BOARD\r\n7,7,1\r\n7,7,2\r\nDONE",  // overlapping stones
+        "BOARD\r\n7,7,1\r\n15,2,2\r\nDONE", // off-board
+        "BOARD\r\n1,1,1\r\n2,2,1\r\n3,3,1\r\n4,4,2\r\nDONE", // impossible stone counts
+        "BOARD\r\n7,7,9\r\nDONE",           // unknown owner
     ] {
         for line in block.split("\r\n") {
             b.send(line);
@@ -160,7 +172,10 @@ fn board_takeback_play_about_restart() {
     b.send(&format!("PLAY {},{}", m.0, m.1));
     assert_eq!(b.reply(QUICK), format!("{},{}", m.0, m.1));
     b.send("TAKEBACK 14,14");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "nothing to take back there");
+    assert!(
+        b.reply(QUICK).starts_with("ERROR"),
+        "nothing to take back there"
+    );
     b.send("ABOUT");
     let about = b.reply(QUICK);
     assert!(about.contains("name=\"fivezero\""), "{about}");
@@ -174,13 +189,17 @@ fn board_takeback_play_about_restart() {
 fn wins_at_once_and_blocks_a_five() {
     // Own four with an open end: the engine must complete five.
     let mut b = started(15, 0);
-    for line in ["BOARD", "3,7,1", "4,7,1", "5,7,1", "6,7,1", "2,7,2", "0,0,2", "0,14,2", "14,0,2", "DONE"] {
+    for line in [
+        "BOARD", "3,7,1", "4,7,1", "5,7,1", "6,7,1", "2,7,2", "0,0,2", "0,14,2", "14,0,2", "DONE",
+    ] {
         b.send(line);
     }
     assert_eq!(expect_move(&mut b), (7, 7));
     // Opponent four: the engine must block it.
     let mut b = started(15, 1);
-    for line in ["BOARD", "3,7,2", "4,7,2", "5,7,2", "6,7,2", "2,7,1", "0,0,1", "14,14,1", "DONE"] {
+    for line in [
+        "BOARD", "3,7,2", "4,7,2", "5,7,2", "6,7,2", "2,7,1", "0,0,1", "14,14,1", "DONE",
+    ] {
         b.send(line);
     }
     assert_eq!(expect_move(&mut b), (7, 7));
@@ -191,7 +210,9 @@ fn renju_black_never_plays_forbidden_and_reports_them() {
     // Black (the engine: equal stone counts) has a double-three at (7,7); the point must appear in
     // YXSHOWFORBID and never be played.
     let mut b = started(15, 4);
-    let stones = ["5,7,1", "6,7,1", "7,5,1", "7,6,1", "0,0,2", "14,14,2", "0,14,2", "14,0,2"];
+    let stones = [
+        "5,7,1", "6,7,1", "7,5,1", "7,6,1", "0,0,2", "14,14,2", "0,14,2", "14,0,2",
+    ];
     b.send("YXBOARD");
     for s in stones {
         b.send(s);
@@ -199,7 +220,10 @@ fn renju_black_never_plays_forbidden_and_reports_them() {
     b.send("DONE");
     b.send("YXSHOWFORBID");
     let forbid = b.reply(QUICK);
-    assert!(forbid.starts_with("FORBID") && forbid.contains("0707"), "{forbid}");
+    assert!(
+        forbid.starts_with("FORBID") && forbid.contains("0707"),
+        "{forbid}"
+    );
     b.send("BOARD");
     for s in stones {
         b.send(s);
@@ -209,9 +233,17 @@ fn renju_black_never_plays_forbidden_and_reports_them() {
     let mut board = Board::new(15, 15, Rule::Renju).unwrap();
     for (i, s) in stones.iter().enumerate() {
         let v: Vec<usize> = s.split(',').map(|n| n.parse().unwrap()).collect();
-        board.place(Pos::new(v[0], v[1]), if i < 4 { Color::Black } else { Color::White }).unwrap();
+        board
+            .place(
+                Pos::new(v[0], v[1]),
+                if i < 4 { Color::Black } else { Color::White },
+            )
+            .unwrap();
     }
-    assert!(!board.is_forbidden(Pos::new(m.0 as usize, m.1 as usize)), "played forbidden {m:?}");
+    assert!(
+        !board.is_forbidden(Pos::new(m.0 as usize, m.1 as usize)),
+        "played forbidden {m:?}"
+    );
     assert_ne!(m, (7, 7));
 }
 
@@ -231,7 +263,11 @@ fn stop_and_end_are_seen_while_thinking() {
     let t = Instant::now();
     b.send("YXSTOP");
     expect_move(&mut b);
-    assert!(t.elapsed() < Duration::from_secs(2), "YXSTOP answered after {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "YXSTOP answered after {:?}",
+        t.elapsed()
+    );
     b.send("TURN 0,0");
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();
@@ -269,7 +305,10 @@ fn swap2_answers_at_zero_three_and_five_stones() {
         let r = b.reply(QUICK);
         let answers = r.split_whitespace().count();
         let two_ok = stones.len() == 3 && answers == 2;
-        assert!(r == "SWAP" || parse_move(&r).is_some() || two_ok, "{stones:?} -> {r}");
+        assert!(
+            r == "SWAP" || parse_move(&r).is_some() || two_ok,
+            "{stones:?} -> {r}"
+        );
     }
 }
 
@@ -277,7 +316,12 @@ fn swap2_answers_at_zero_three_and_five_stones() {
 fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
     // No board announced yet: ERROR and no move, like TURN and BEGIN.
     let mut b = engine();
-    for block in ["BOARD\r\nDONE", "BOARD\r\n7,7,2\r\nDONE", "YXBOARD\r\n7,7,2\r\nDONE", "SWAP2BOARD\r\nDONE"] {
+    for block in [
+        "BOARD\r\nDONE",
+        "BOARD\r\n7,7,2\r\nDONE",
+        "YXBOARD\r\n7,7,2\r\nDONE",
+        "SWAP2BOARD\r\nDONE",
+    ] {
         for line in block.split("\r\n") {
             b.send(line);
         }
@@ -291,20 +335,24 @@ fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
     b.send("TURN 7,7");
     let first = expect_move(&mut b);
     let bad: [&[u8]; 9] = [
-        b"SWAP2BOARD\r\n7,7\r\nDONE\r\n",                                  // 1 stone
-        b"SWAP2BOARD\r\n7,7\r\n8,8\r\nDONE\r\n",                         // 2 stones
-        b"SWAP2BOARD\r\n1,1\r\n2,2\r\n3,3\r\n4,4\r\nDONE\r\n",       // 4 stones
+        b"SWAP2BOARD\r\n7,7\r\nDONE\r\n",                      // 1 stone
+        b"SWAP2BOARD\r\n7,7\r\n8,8\r\nDONE\r\n",               // 2 stones
+        b"SWAP2BOARD\r\n1,1\r\n2,2\r\n3,3\r\n4,4\r\nDONE\r\n", // 4 stones
         b"SWAP2BOARD\r\n1,1\r\n2,2\r\n3,3\r\n4,4\r\n5,5\r\n6,6\r\nDONE\r\n", // 6 stones
-        b"SWAP2BOARD\r\n7,7\r\n8,8,2\r\n9,9\r\nDONE\r\n",              // mixed forms
-        b"SWAP2BOARD\r\n7,7\r\n15,8\r\n9,9\r\nDONE\r\n",               // off the board
-        b"SWAP2BOARD\r\n7,7\r\n8,8\r\n7,7\r\nDONE\r\n",                // two stones on one point
-        b"SWAP2BOARD\r\n7,7\r\n8,8 8\r\n9,9\r\nDONE\r\n",              // malformed line
-        b"SWAP2BOARD\r\n7,7\r\n8,\xff8\r\n9,9\r\nDONE\r\n",           // invalid UTF-8
+        b"SWAP2BOARD\r\n7,7\r\n8,8,2\r\n9,9\r\nDONE\r\n",      // mixed forms
+        b"SWAP2BOARD\r\n7,7\r\n15,8\r\n9,9\r\nDONE\r\n",       // off the board
+        b"SWAP2BOARD\r\n7,7\r\n8,8\r\n7,7\r\nDONE\r\n",        // two stones on one point
+        b"SWAP2BOARD\r\n7,7\r\n8,8 8\r\n9,9\r\nDONE\r\n",      // malformed line
+        b"SWAP2BOARD\r\n7,7\r\n8,\xff8\r\n9,9\r\nDONE\r\n",    // invalid UTF-8
     ];
     for block in bad {
         b.send_raw(block);
         let r = b.reply(QUICK);
-        assert!(r.starts_with("ERROR SWAP2BOARD"), "{} -> {r:?}", String::from_utf8_lossy(block));
+        assert!(
+            r.starts_with("ERROR SWAP2BOARD"),
+            "{} -> {r:?}",
+            String::from_utf8_lossy(block)
+        );
     }
     // The game goes on from the old position: both stones are still there.
     b.send(&format!("TURN {},{}", first.0, first.1));
@@ -333,7 +381,11 @@ fn time_limits_are_honoured_under_a_match_clock() {
     expect_move(&mut b);
     // 900 ms left in the match: the engine plans a third at most (unit-tested in engine::time);
     // here it must at least never run the match clock out.
-    assert!(t.elapsed() < Duration::from_millis(900), "took {:?} with 900 ms left", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "took {:?} with 900 ms left",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -348,7 +400,8 @@ fn yxnbest_answers_without_playing_the_move() {
     let (x, y) = expect_move(&mut b);
     b.send(&format!("TURN {x},{y}"));
     let r = b.reply(QUICK);
-    let (x2, y2) = parse_move(&r).unwrap_or_else(|| panic!("TURN on the analysed point must be legal, got {r:?}"));
+    let (x2, y2) = parse_move(&r)
+        .unwrap_or_else(|| panic!("TURN on the analysed point must be legal, got {r:?}"));
     assert_ne!((x2, y2), (x, y));
     assert_ne!((x2, y2), (7, 7));
 }
@@ -365,8 +418,16 @@ fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_res
         let mut b = started(size, rule);
         b.send("BEGIN");
         expect_move(&mut b);
-        assert!(said(&b, "embedded default"), "{size} rule {rule}: {:?}", b.messages);
-        assert!(!said(&b, "played with the classical evaluator"), "{size} rule {rule}: {:?}", b.messages);
+        assert!(
+            said(&b, "embedded default"),
+            "{size} rule {rule}: {:?}",
+            b.messages
+        );
+        assert!(
+            !said(&b, "played with the classical evaluator"),
+            "{size} rule {rule}: {:?}",
+            b.messages
+        );
         b.send("END");
     }
 
@@ -393,7 +454,11 @@ fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_res
     b.send("TURN 8,8");
     expect_move(&mut b);
     assert!(said(&b, "INFO model: empty model"), "{:?}", b.messages);
-    assert!(said(&b, "no model at /no/such/model.onnx"), "{:?}", b.messages);
+    assert!(
+        said(&b, "no model at /no/such/model.onnx"),
+        "{:?}",
+        b.messages
+    );
     b.send("INFO model default");
     b.send("TURN 8,9");
     expect_move(&mut b);

@@ -22,7 +22,9 @@ const REPLY: Duration = Duration::from_secs(5);
 
 fn runtime() {
     if let Err(e) = OnnxRuntime::init() {
-        panic!("ONNX Runtime unavailable: {e} (scripts/fetch-runtime.sh fetches it; make test runs it)");
+        panic!(
+            "ONNX Runtime unavailable: {e} (scripts/fetch-runtime.sh fetches it; make test runs it)"
+        );
     }
 }
 
@@ -38,7 +40,10 @@ fn nan_model(seed: u64) -> Vec<u8> {
     let sentinel = 4321.1235f32;
     w.value_fc2.bias[0] = sentinel;
     let mut bytes = onnx_bytes(&w, &ModelMeta::for_config(&w.config, 1)).unwrap();
-    let at = bytes.windows(4).position(|x| x == sentinel.to_le_bytes()).unwrap();
+    let at = bytes
+        .windows(4)
+        .position(|x| x == sentinel.to_le_bytes())
+        .unwrap();
     bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     bytes
 }
@@ -46,7 +51,10 @@ fn nan_model(seed: u64) -> Vec<u8> {
 /// The `n`-th bad file: garbage, a truncated model, another feature version, NaN outputs.
 fn bad_model(n: u64) -> (&'static str, Vec<u8>) {
     match n % 4 {
-        0 => ("garbage", b"not an onnx model at all ".repeat(40 + n as usize)),
+        0 => (
+            "garbage",
+            b"not an onnx model at all ".repeat(40 + n as usize),
+        ),
         1 => {
             let good = model(Preset::Tiny, 1000 + n, n);
             ("truncated", good[..good.len() * 2 / 3].to_vec())
@@ -73,7 +81,11 @@ fn land(dir: &Path, name: &str, bytes: &[u8]) -> Instant {
 fn opponent_move(board: &Board, seed: &mut u64) -> Pos {
     let moves = board.candidates(2);
     let legal: Vec<Pos> = moves.into_iter().filter(|&p| board.is_legal(p)).collect();
-    let pool = if legal.is_empty() { board.legal_moves() } else { legal };
+    let pool = if legal.is_empty() {
+        board.legal_moves()
+    } else {
+        legal
+    };
     *seed ^= *seed << 13;
     *seed ^= *seed >> 7;
     *seed ^= *seed << 17;
@@ -113,7 +125,8 @@ impl Games {
         brain.send(command);
         let r = brain.reply(REPLY);
         let at = Instant::now();
-        let (x, y) = parse_move(&r).unwrap_or_else(|| panic!("{command}: expected a move, got {r:?}"));
+        let (x, y) =
+            parse_move(&r).unwrap_or_else(|| panic!("{command}: expected a move, got {r:?}"));
         self.slowest_ms = self.slowest_ms.max(t.elapsed().as_millis());
         self.board
             .play(Pos::new(x as usize, y as usize))
@@ -128,7 +141,12 @@ impl Games {
         if self.board.winner().is_some() || self.board.legal_moves().is_empty() {
             self.finished += 1;
             brain.send("RESTART");
-            assert_eq!(brain.reply(REPLY), "OK", "RESTART after game {}", self.finished);
+            assert_eq!(
+                brain.reply(REPLY),
+                "OK",
+                "RESTART after game {}",
+                self.finished
+            );
             self.board = Board::new(15, 15, Rule::Freestyle).unwrap();
             return self.engine_reply(brain, "BEGIN");
         }
@@ -152,10 +170,16 @@ fn hundred_checkpoint_swaps_during_play() {
     let dir = tempfile::tempdir().unwrap();
     land(dir.path(), "ckpt-0000.onnx", &model(Preset::Tiny, 0, 0));
     let model_dir = dir.path().to_str().unwrap().to_string();
-    let mut brain = Brain::spawn(&bin("pbrain-fivezero"), &["--model", &model_dir, "--threads", "1"]);
+    let mut brain = Brain::spawn(
+        &bin("pbrain-fivezero"),
+        &["--model", &model_dir, "--threads", "1"],
+    );
     let mut games = Games::start(&mut brain);
     assert!(
-        brain.messages.iter().any(|m| m.contains("ckpt-0000.onnx") && m.contains("loaded")),
+        brain
+            .messages
+            .iter()
+            .any(|m| m.contains("ckpt-0000.onnx") && m.contains("loaded")),
         "initial model: {:?}",
         brain.messages
     );
@@ -164,13 +188,21 @@ fn hundred_checkpoint_swaps_during_play() {
     let (mut loaded, mut refused) = (0, 0);
     for i in 1..=100u64 {
         let name = format!("ckpt-{i:04}.onnx");
-        let (kind, bytes) = if i % 5 == 0 { bad_model(i / 5) } else { ("valid", model(Preset::Tiny, i, i)) };
+        let (kind, bytes) = if i % 5 == 0 {
+            bad_model(i / 5)
+        } else {
+            ("valid", model(Preset::Tiny, i, i))
+        };
         let seen_before = brain.messages.len();
         let landed = land(dir.path(), &name, &bytes);
         // Play on until the engine has said what it did with the file.
         let deadline = landed + Duration::from_secs(20);
         let (verdict, said_at) = loop {
-            assert!(Instant::now() < deadline, "{name} ({kind}): no MESSAGE in 20 s: {:?}", &brain.messages[seen_before..]);
+            assert!(
+                Instant::now() < deadline,
+                "{name} ({kind}): no MESSAGE in 20 s: {:?}",
+                &brain.messages[seen_before..]
+            );
             games.step(&mut brain);
             let found = brain.messages[seen_before..]
                 .iter()
@@ -182,27 +214,46 @@ fn hundred_checkpoint_swaps_during_play() {
             }
         };
         if kind == "valid" {
-            assert!(verdict.contains("loaded") && verdict.contains(&format!("step {i})")), "{name}: {verdict}");
+            assert!(
+                verdict.contains("loaded") && verdict.contains(&format!("step {i})")),
+                "{name}: {verdict}"
+            );
             loaded += 1;
             to_message.push(said_at.duration_since(landed).as_secs_f64() * 1e3);
             // The next move starts after the swap, so it is the first one made with the new model.
             let moved = games.step(&mut brain);
             to_move.push(moved.duration_since(landed).as_secs_f64() * 1e3);
         } else {
-            assert!(verdict.contains("refused"), "{name} ({kind}) must be refused: {verdict}");
+            assert!(
+                verdict.contains("refused"),
+                "{name} ({kind}) must be refused: {verdict}"
+            );
             let kept = format!("ckpt-{:04}.onnx", i - 1);
-            assert!(verdict.contains(&kept), "{name} ({kind}): the previous model stays: {verdict}");
+            assert!(
+                verdict.contains(&kept),
+                "{name} ({kind}): the previous model stays: {verdict}"
+            );
             refused += 1;
         }
     }
     // Still alive and playing on the last valid model.
     games.step(&mut brain);
     brain.send("END");
-    assert!(brain.exits_within(Duration::from_secs(5)), "engine must exit on END");
+    assert!(
+        brain.exits_within(Duration::from_secs(5)),
+        "engine must exit on END"
+    );
     assert_eq!((loaded, refused), (80, 20));
-    let (m50, m95, mmax) =
-        (percentile(&mut to_message, 0.5), percentile(&mut to_message, 0.95), percentile(&mut to_message, 1.0));
-    let (v50, v95, vmax) = (percentile(&mut to_move, 0.5), percentile(&mut to_move, 0.95), percentile(&mut to_move, 1.0));
+    let (m50, m95, mmax) = (
+        percentile(&mut to_message, 0.5),
+        percentile(&mut to_message, 0.95),
+        percentile(&mut to_message, 1.0),
+    );
+    let (v50, v95, vmax) = (
+        percentile(&mut to_move, 0.5),
+        percentile(&mut to_move, 0.95),
+        percentile(&mut to_move, 1.0),
+    );
     println!(
         "hot reload: 100 files landed (80 loaded, 20 refused) during {} finished games + 1 in progress, {} engine \
          moves, 0 illegal, 0 crashes, slowest reply {} ms of {TURN_MS} ms; landing -> loaded MESSAGE median {m50:.0} \
@@ -210,7 +261,10 @@ fn hundred_checkpoint_swaps_during_play() {
          {v95:.0} ms, max {vmax:.0} ms (watcher polls every 250 ms and waits for two equal polls)",
         games.finished, games.moves, games.slowest_ms
     );
-    assert!(games.finished >= 3, "several games were completed across the swaps");
+    assert!(
+        games.finished >= 3,
+        "several games were completed across the swaps"
+    );
 }
 
 /// Peak resident memory of a process (VmHWM), in bytes.
@@ -228,12 +282,18 @@ fn start_up_and_memory_with_the_medium_model() {
     let file = dir.path().join("medium.onnx");
     std::fs::write(&file, model(Preset::Medium, 7, 1)).unwrap();
     let spawned = Instant::now();
-    let mut brain = Brain::spawn(&bin("pbrain-fivezero"), &["--model", file.to_str().unwrap()]);
+    let mut brain = Brain::spawn(
+        &bin("pbrain-fivezero"),
+        &["--model", file.to_str().unwrap()],
+    );
     brain.send("START 15");
     assert_eq!(brain.reply(Duration::from_secs(30)), "OK");
     let start_ok = spawned.elapsed();
     assert!(
-        brain.messages.iter().any(|m| m.contains("medium.onnx") && m.contains("loaded")),
+        brain
+            .messages
+            .iter()
+            .any(|m| m.contains("medium.onnx") && m.contains("loaded")),
         "{:?}",
         brain.messages
     );
@@ -250,7 +310,9 @@ fn start_up_and_memory_with_the_medium_model() {
         let r = brain.reply(REPLY);
         slowest = slowest.max(t.elapsed());
         let (x, y) = parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"));
-        board.play(Pos::new(x as usize, y as usize)).expect("legal engine move");
+        board
+            .play(Pos::new(x as usize, y as usize))
+            .expect("legal engine move");
         if board.winner().is_some() {
             break;
         }
@@ -274,7 +336,13 @@ fn start_up_and_memory_with_the_medium_model() {
         slowest.as_millis()
     );
     if let Some(rss) = rss {
-        assert!(rss < 350 << 20, "peak RSS {rss_mib:.1} MiB over the 350 MiB limit");
+        assert!(
+            rss < 350 << 20,
+            "peak RSS {rss_mib:.1} MiB over the 350 MiB limit"
+        );
     }
-    assert!(slowest < Duration::from_millis(2000), "slowest reply {slowest:?} for a 1 s turn");
+    assert!(
+        slowest < Duration::from_millis(2000),
+        "slowest reply {slowest:?} for a 1 s turn"
+    );
 }

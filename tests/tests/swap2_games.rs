@@ -56,7 +56,11 @@ impl Seat {
         }
         let ok = brain.reply(Duration::from_secs(10));
         assert_eq!(ok, "OK");
-        Seat { brain, used_ms: 0, colour: None }
+        Seat {
+            brain,
+            used_ms: 0,
+            colour: None,
+        }
     }
 
     /// Sends `lines` after `INFO time_left`, reads one answer and scores its time.
@@ -72,7 +76,11 @@ impl Seat {
         let ms = t.elapsed().as_millis() as u64;
         self.used_ms += ms;
         tally.answers += 1;
-        let slowest = if swap2 { &mut tally.slowest_swap2_ms } else { &mut tally.slowest_move_ms };
+        let slowest = if swap2 {
+            &mut tally.slowest_swap2_ms
+        } else {
+            &mut tally.slowest_move_ms
+        };
         *slowest = (*slowest).max(ms);
         let Some(reply) = reply else {
             tally.forfeits += 1;
@@ -103,7 +111,12 @@ fn swap2_block(stones: &[Pos]) -> Vec<String> {
 fn board_block(board: &Board, me: Color) -> Vec<String> {
     let mut lines = vec!["BOARD".to_string()];
     for &(p, c) in board.history() {
-        lines.push(format!("{},{},{}", p.x(), p.y(), if c == me { 1 } else { 2 }));
+        lines.push(format!(
+            "{},{},{}",
+            p.x(),
+            p.y(),
+            if c == me { 1 } else { 2 }
+        ));
     }
     lines.push("DONE".into());
     lines
@@ -112,9 +125,13 @@ fn board_block(board: &Board, me: Color) -> Vec<String> {
 /// Plays `coords` onto `board` in turn; false when one is off-board, taken or a renju foul.
 fn place_all(board: &mut Board, coords: &[Coord], tally: &mut Tally) -> bool {
     for c in coords {
-        let ok = board.pos(i64::from(c.x), i64::from(c.y)).is_ok_and(|p| board.play(p).is_ok());
+        let ok = board
+            .pos(i64::from(c.x), i64::from(c.y))
+            .is_ok_and(|p| board.play(p).is_ok());
         if !ok {
-            tally.errors.push(format!("illegal stone {c} on\n{board:?}"));
+            tally
+                .errors
+                .push(format!("illegal stone {c} on\n{board:?}"));
             return false;
         }
     }
@@ -123,7 +140,13 @@ fn place_all(board: &mut Board, coords: &[Coord], tally: &mut Tally) -> bool {
 
 /// `chooser`'s answer to a swap2 position with white to move: `SWAP` takes black, `x,y` plays
 /// white's stone and keeps white; anything else is scored as an error.
-fn settle_colours(answer: BrainLine, chooser: &mut Seat, other: &mut Seat, board: &mut Board, tally: &mut Tally) -> Option<()> {
+fn settle_colours(
+    answer: BrainLine,
+    chooser: &mut Seat,
+    other: &mut Seat,
+    board: &mut Board,
+    tally: &mut Tally,
+) -> Option<()> {
     let chooser_colour = match answer {
         BrainLine::Swap => {
             tally.swaps += 1;
@@ -134,7 +157,10 @@ fn settle_colours(answer: BrainLine, chooser: &mut Seat, other: &mut Seat, board
             Color::White
         }
         other => {
-            tally.errors.push(format!("{} stones: unexpected answer {other:?}", board.move_count()));
+            tally.errors.push(format!(
+                "{} stones: unexpected answer {other:?}",
+                board.move_count()
+            ));
             return None;
         }
     };
@@ -153,7 +179,9 @@ fn play_game(rule_bits: u32, tally: &mut Tally) -> Option<Option<Color>> {
     let three = match a.ask(&swap2_block(&[]), tally, true)? {
         BrainLine::Moves(m) if m.len() == 3 => m,
         other => {
-            tally.errors.push(format!("0 stones: expected three points, got {other:?}"));
+            tally
+                .errors
+                .push(format!("0 stones: expected three points, got {other:?}"));
             return None;
         }
     };
@@ -177,10 +205,17 @@ fn play_game(rule_bits: u32, tally: &mut Tally) -> Option<Option<Color>> {
     let mut seats = [a, b];
     let mut last: Option<Pos> = None;
     let mut boards_sent = [false, false];
-    let max_moves = if rule == Rule::Renju { 200 } else { (SIZE * SIZE) as usize };
+    let max_moves = if rule == Rule::Renju {
+        200
+    } else {
+        (SIZE * SIZE) as usize
+    };
     while board.winner().is_none() && !board.is_full() && board.move_count() < max_moves {
         let to_move = board.side_to_move();
-        let i = seats.iter().position(|s| s.colour == Some(to_move)).expect("a seat per colour");
+        let i = seats
+            .iter()
+            .position(|s| s.colour == Some(to_move))
+            .expect("a seat per colour");
         let seat = &mut seats[i];
         let lines = match last {
             Some(p) if boards_sent[i] => vec![format!("TURN {},{}", p.x(), p.y())],
@@ -203,14 +238,20 @@ fn play_game(rule_bits: u32, tally: &mut Tally) -> Option<Option<Color>> {
     }
     for s in &mut seats {
         s.brain.send("END");
-        assert!(s.brain.exits_within(Duration::from_secs(3)), "END must end the engine");
+        assert!(
+            s.brain.exits_within(Duration::from_secs(3)),
+            "END must end the engine"
+        );
     }
     Some(board.winner())
 }
 
 #[test]
 fn swap2_games_as_gomocupjudge_runs_them() {
-    let games: usize = std::env::var("FIVEZERO_SWAP2_GAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let games: usize = std::env::var("FIVEZERO_SWAP2_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
     let mut tally = Tally::default();
     let mut finished = 0;
     let mut results = Vec::new();

@@ -229,8 +229,16 @@ fn message_and_debug_lines_are_not_moves() {
     // What an engine says before its OK to START is kept, once, for the reader of the match.
     let said = "chatty brain, playing random legal moves";
     assert_eq!(run.engine("bad")["start_message"], said, "{}", run.json);
-    assert!(run.engine("good")["start_message"].is_null(), "{}", run.json);
-    assert!(run.stdout.contains(&format!("said at START: {said}")), "{}", run.stdout);
+    assert!(
+        run.engine("good")["start_message"].is_null(),
+        "{}",
+        run.json
+    );
+    assert!(
+        run.stdout.contains(&format!("said at START: {said}")),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

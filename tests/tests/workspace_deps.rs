@@ -7,22 +7,31 @@
 use std::path::{Path, PathBuf};
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn manifest(path: &Path) -> toml::Table {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.parse().unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    text.parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn table_keys(t: &toml::Table, key: &str) -> Vec<String> {
-    t.get(key).and_then(|v| v.as_table()).map(|d| d.keys().cloned().collect()).unwrap_or_default()
+    t.get(key)
+        .and_then(|v| v.as_table())
+        .map(|d| d.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// Every `.rs` file under the given folders of a member, concatenated.
 fn sources(member: &Path, folders: &[&str]) -> String {
     fn walk(dir: &Path, out: &mut String) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -50,7 +59,10 @@ fn sources(member: &Path, folders: &[&str]) -> String {
 fn rust_name(root: &Path, dep: &str) -> String {
     let member = root.join(dep).join("Cargo.toml");
     if member.is_file()
-        && let Some(name) = manifest(&member).get("lib").and_then(|l| l.get("name")).and_then(|n| n.as_str())
+        && let Some(name) = manifest(&member)
+            .get("lib")
+            .and_then(|l| l.get("name"))
+            .and_then(|n| n.as_str())
     {
         return name.to_string();
     }
@@ -69,7 +81,12 @@ fn names(code: &str, krate: &str) -> bool {
 
 fn members(root: &Path) -> Vec<String> {
     let ws = manifest(&root.join("Cargo.toml"));
-    ws["workspace"]["members"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect()
+    ws["workspace"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -89,14 +106,22 @@ fn every_declared_dependency_is_used() {
             }
         }
     }
-    assert!(unused.is_empty(), "declared but never named in the code: {unused:#?}");
+    assert!(
+        unused.is_empty(),
+        "declared but never named in the code: {unused:#?}"
+    );
 }
 
 #[test]
 fn every_workspace_pin_is_used_by_a_member() {
     let root = workspace_root();
     let ws = manifest(&root.join("Cargo.toml"));
-    let pins: Vec<String> = ws["workspace"]["dependencies"].as_table().unwrap().keys().cloned().collect();
+    let pins: Vec<String> = ws["workspace"]["dependencies"]
+        .as_table()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     let used: Vec<String> = members(&root)
         .iter()
         .flat_map(|member| {
@@ -107,7 +132,10 @@ fn every_workspace_pin_is_used_by_a_member() {
         })
         .collect();
     let unused: Vec<&String> = pins.iter().filter(|p| !used.contains(p)).collect();
-    assert!(unused.is_empty(), "pinned in [workspace.dependencies] but used by no member: {unused:?}");
+    assert!(
+        unused.is_empty(),
+        "pinned in [workspace.dependencies] but used by no member: {unused:?}"
+    );
 }
 
 #[test]

@@ -159,7 +159,10 @@ fn mine_game(game: usize, mut b: Board, nodes: u64) -> Vec<Mined> {
         } else if b.points().any(|p| b.is_empty(p) && b.makes_five(p, winner)) {
             // Blocking a four (or facing two) is no test of a defence search: walk on.
             continue;
-        } else if !matches!(solve_vct(&mut b, side, Budget::nodes(nodes)).0, Solve::NoWin) {
+        } else if !matches!(
+            solve_vct(&mut b, side, Budget::nodes(nodes)).0,
+            Solve::NoWin
+        ) {
             // The loser had a win of its own here (or may have): not a defence position.
             continue;
         } else {
@@ -278,8 +281,13 @@ mod tests {
     fn mined_positions_parse_and_their_claims_hold() {
         let mut seen = 0;
         for seed in 1..40 {
-            let Some(b) = play(Rule::Freestyle, 15, seed) else { continue };
-            let text: String = mine_game(0, b, 300_000).iter().map(|m| m.text.clone()).collect();
+            let Some(b) = play(Rule::Freestyle, 15, seed) else {
+                continue;
+            };
+            let text: String = mine_game(0, b, 300_000)
+                .iter()
+                .map(|m| m.text.clone())
+                .collect();
             for pos in suite::parse(&text).unwrap() {
                 let mut b = pos.board.clone();
                 let attacker = match pos.expect {
@@ -287,10 +295,15 @@ mod tests {
                     _ => pos.to_move.opp(),
                 };
                 if matches!(pos.expect, Expect::WinVcf | Expect::WinVct) {
-                    let Solve::Win(p) = solve_vct(&mut b, attacker, Budget::nodes(300_000)).0 else {
+                    let Solve::Win(p) = solve_vct(&mut b, attacker, Budget::nodes(300_000)).0
+                    else {
                         panic!("{}: no win", pos.name)
                     };
-                    assert!(verify_strategy(&mut b, attacker, &p.strategy), "{}", pos.name);
+                    assert!(
+                        verify_strategy(&mut b, attacker, &p.strategy),
+                        "{}",
+                        pos.name
+                    );
                 } else {
                     let holds = match &pos.expect {
                         Expect::MustDefend(Some(h)) => h.clone(),

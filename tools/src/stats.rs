@@ -193,7 +193,9 @@ impl SprtParams {
             return 0.0;
         };
         if var <= 0.0 {
-            var = Wdl::new(r.wins + 1, r.draws, r.losses + 1).variance().unwrap_or(0.25);
+            var = Wdl::new(r.wins + 1, r.draws, r.losses + 1)
+                .variance()
+                .unwrap_or(0.25);
         }
         let (s0, s1) = (score_from_elo(self.elo0), score_from_elo(self.elo1));
         r.games() as f64 * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)

@@ -253,7 +253,10 @@ fn rate(nodes: u64, t: Duration) -> String {
 /// Runs `pos` under each budget of the ladder up to `max_ms` until one solves it; a false claim in
 /// any run is kept.
 fn run_ladder(pos: &Position, max_ms: u64, nodes: Option<u64>) -> Outcome {
-    let mut ladder: Vec<u64> = [100, 1000, 5000].into_iter().filter(|&ms| ms < max_ms).collect();
+    let mut ladder: Vec<u64> = [100, 1000, 5000]
+        .into_iter()
+        .filter(|&ms| ms < max_ms)
+        .collect();
     ladder.push(max_ms);
     let mut false_claim = false;
     let mut last = None;

@@ -91,7 +91,11 @@ fn auth_through_the_url() {
 #[test]
 fn tls_through_rediss() {
     support::watchdog(120);
-    let openssl = Command::new("openssl").arg("version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    let openssl = Command::new("openssl")
+        .arg("version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !support::redis_speaks_tls() || !openssl {
         // scripts/fetch-redis.sh found no TLS-capable server to install (not root): say so.
         eprintln!(

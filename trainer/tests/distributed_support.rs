@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use trainer::replay::GameRecord;
 use engine::eval::network::{NetEvaluator, UniformBackend};
+use trainer::replay::GameRecord;
 use trainer::selfplay::{self, SelfPlayConfig};
 
 pub struct RedisServer {
@@ -102,7 +102,12 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e} (make test fetches one: scripts/fetch-redis.sh)", redis_server().display()));
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {}: {e} (make test fetches one: scripts/fetch-redis.sh)",
+                    redis_server().display()
+                )
+            });
         self.child = Some(child);
         let client = redis::Client::open(self.url.as_str()).expect("url");
         let t = Instant::now();

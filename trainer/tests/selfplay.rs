@@ -3,12 +3,12 @@
 //! stored policy targets: a proven win stores its fives only, a forced block stores no refuted
 //! move, and every move searches `simulations` fresh playouts on top of the reused subtree.
 
+use engine::eval::features;
+use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput, UniformBackend};
 use engine::game::{Board, Color, Pos, Rule};
 use engine::net::Preset;
 use trainer::net_eval::TchNet;
 use trainer::replay::GameRecord;
-use engine::eval::features;
-use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput, UniformBackend};
 use trainer::selfplay::{SelfPlayConfig, play, play_from};
 
 /// The null network behind the engine's evaluator.
@@ -131,7 +131,11 @@ fn target_of(g: &GameRecord, size: usize, ply: usize) -> Vec<(Pos, u32)> {
 #[test]
 fn a_proven_win_stores_the_fives_alone() {
     // Black to move: fives at 0,4 and 5,4; white's four threatens 0,6 and 5,6.
-    let start = board_with(9, &[(1, 4), (2, 4), (3, 4), (4, 4)], &[(1, 6), (2, 6), (3, 6), (4, 6)]);
+    let start = board_with(
+        9,
+        &[(1, 4), (2, 4), (3, 4), (4, 4)],
+        &[(1, 6), (2, 6), (3, 6), (4, 6)],
+    );
     let fives = [Pos::new(0, 4), Pos::new(5, 4)];
     let r = play_from(&proof_cfg(9, 100), &uniform(), &start, 4, 0, |_| {}).unwrap();
     for g in &r.games {
@@ -151,12 +155,22 @@ fn a_proven_win_stores_the_fives_alone() {
 struct FiveNet;
 
 impl Backend for FiveNet {
-    fn forward(&self, planes: &[f32], n: usize, size: usize, _: usize) -> Result<NetOutput, BackendError> {
+    fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        size: usize,
+        _: usize,
+    ) -> Result<NetOutput, BackendError> {
         let area = size * size;
         let mut logits = vec![0.0; n * area];
         for k in 0..n {
             let x = &planes[k * features::PLANES * area..(k + 1) * features::PLANES * area];
-            let me = if x[10 * area] > 0.5 { Color::Black } else { Color::White };
+            let me = if x[10 * area] > 0.5 {
+                Color::Black
+            } else {
+                Color::White
+            };
             let mut b = Board::new(size, size, Rule::Freestyle)?;
             for i in 0..area {
                 let p = Pos::new(i % size, i / size);
@@ -173,7 +187,10 @@ impl Backend for FiveNet {
                 }
             }
         }
-        Ok(NetOutput { logits, values: vec![0.0; n] })
+        Ok(NetOutput {
+            logits,
+            values: vec![0.0; n],
+        })
     }
     fn name(&self) -> String {
         "fives".into()
@@ -186,11 +203,23 @@ impl Backend for FiveNet {
 #[test]
 fn a_forced_block_stores_no_refuted_move() {
     // White's four on row 3 is closed at 0,3: black must play 5,3.
-    let start = board_with(9, &[(0, 3), (8, 8), (0, 8), (8, 0)], &[(1, 3), (2, 3), (3, 3), (4, 3)]);
+    let start = board_with(
+        9,
+        &[(0, 3), (8, 8), (0, 8), (8, 0)],
+        &[(1, 3), (2, 3), (3, 3), (4, 3)],
+    );
     let block = Pos::new(5, 3);
     // 300 playouts: two refute each of the 72 other moves (one to expand it, one to find the
     // five under it), the rest go to the block.
-    let r = play_from(&proof_cfg(9, 300), &NetEvaluator::new(FiveNet), &start, 2, 0, |_| {}).unwrap();
+    let r = play_from(
+        &proof_cfg(9, 300),
+        &NetEvaluator::new(FiveNet),
+        &start,
+        2,
+        0,
+        |_| {},
+    )
+    .unwrap();
     for g in &r.games {
         let target = target_of(g, 9, 0);
         let total: u32 = target.iter().map(|t| t.1).sum();
@@ -225,7 +254,10 @@ fn every_move_searches_its_own_playouts() {
         for k in 0..6.min(g.visits.len()) {
             let total: u32 = g.visits[k].iter().map(|v| v.1).sum();
             assert_eq!(total, reused + c.simulations - 1, "ply {k}");
-            reused = g.visits[k].iter().find(|v| v.0 == g.moves[k]).map_or(0, |v| v.1);
+            reused = g.visits[k]
+                .iter()
+                .find(|v| v.0 == g.moves[k])
+                .map_or(0, |v| v.1);
             assert!(reused > 0, "ply {k}: the played move was searched");
         }
     }
@@ -282,7 +314,11 @@ fn gumbel_self_play_stores_the_completed_q_policy() {
         ..cfg()
     };
     let a = play(&c, &uniform(), 4, 0, |_| {}).unwrap();
-    assert_eq!(a.games, play(&c, &uniform(), 4, 0, |_| {}).unwrap().games, "same seed, same games");
+    assert_eq!(
+        a.games,
+        play(&c, &uniform(), 4, 0, |_| {}).unwrap().games,
+        "same seed, same games"
+    );
     let mut spread = 0;
     for g in &a.games {
         let mut b = Board::new(7, 7, Rule::Freestyle).unwrap();
@@ -291,14 +327,22 @@ fn gumbel_self_play_stores_the_completed_q_policy() {
             assert!(b.is_legal(p), "illegal move {m} at ply {k}");
             let total: u32 = g.visits[k].iter().map(|v| v.1).sum();
             // A proven win stores weight 1 per winning move; otherwise the weights sum to 10,000.
-            assert!(total <= 4 || (9_950..=10_050).contains(&total), "ply {k}: {total}");
+            assert!(
+                total <= 4 || (9_950..=10_050).contains(&total),
+                "ply {k}: {total}"
+            );
             spread += (g.visits[k].len() > 8) as u32;
             b.play(p).unwrap();
         }
     }
     // The completed-Q policy covers unvisited moves too (their prior with the mixed value).
     assert!(spread > 0, "no target spread past the 8 drawn moves");
-    assert!(a.leaves as f64 <= a.moves as f64 * 2.0 * 16.0, "{} leaves for {} moves", a.leaves, a.moves);
+    assert!(
+        a.leaves as f64 <= a.moves as f64 * 2.0 * 16.0,
+        "{} leaves for {} moves",
+        a.leaves,
+        a.moves
+    );
 }
 
 /// Gumbel root search on a forced block at difficulty medium: the block is played and carries
@@ -307,7 +351,11 @@ fn gumbel_self_play_stores_the_completed_q_policy() {
 /// once and not yet refuted outscore it: Gumbel leans on the prior as much as PUCT does.)
 #[test]
 fn gumbel_self_play_blocks_a_four() {
-    let start = board_with(9, &[(0, 3), (8, 8), (0, 8), (8, 0)], &[(1, 3), (2, 3), (3, 3), (4, 3)]);
+    let start = board_with(
+        9,
+        &[(0, 3), (8, 8), (0, 8), (8, 0)],
+        &[(1, 3), (2, 3), (3, 3), (4, 3)],
+    );
     let block = Pos::new(5, 3);
     let c = SelfPlayConfig {
         gumbel_root_moves: 16,
@@ -320,6 +368,9 @@ fn gumbel_self_play_blocks_a_four() {
         let total: u32 = target.iter().map(|t| t.1).sum();
         let on_block = target.iter().find(|t| t.0 == block).map_or(0, |t| t.1);
         assert_eq!(g.moves[0] as usize, 3 * 9 + 5, "played {target:?}");
-        assert!(on_block * 10 >= total * 9, "block {on_block} of {total}: {target:?}");
+        assert!(
+            on_block * 10 >= total * 9,
+            "block {on_block} of {total}: {target:?}"
+        );
     }
 }

@@ -8,16 +8,19 @@
 //! realtime lines; the `analyse` subcommand serves JSON requests instead (`brain::script`).
 
 use clap::Parser;
-use engine::brain::{Difficulty, Engine, EngineConfig, ModelSource, MoveInfo, SearchKind, SetupStone, Swap2Choice, Swap2Decision};
-use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
+use engine::brain::{
+    Difficulty, Engine, EngineConfig, ModelSource, MoveInfo, SearchKind, SetupStone, Swap2Choice,
+    Swap2Decision,
+};
 use engine::device::Device;
-use std::time::{Duration, Instant};
 use engine::game::{Pos, Rule};
+use engine::mcts::{ProgressHook, ProgressReport, Proven, win_rate};
 use protocol::{BoardStone, BrainLine, Command, CommandError, Coord, Info, StoneOwner};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// fivezero: an AlphaZero-style Gomoku/Renju engine speaking the Gomocup protocol on stdin/stdout.
 #[derive(Parser, Debug)]
@@ -94,7 +97,10 @@ fn setup(stones: &[BoardStone]) -> Vec<SetupStone> {
     stones
         .iter()
         .filter(|s| s.owner != StoneOwner::Marker)
-        .map(|s| SetupStone { pos: (s.at.x as i64, s.at.y as i64), own: s.owner == StoneOwner::Own })
+        .map(|s| SetupStone {
+            pos: (s.at.x as i64, s.at.y as i64),
+            own: s.owner == StoneOwner::Own,
+        })
         .collect()
 }
 
@@ -115,7 +121,10 @@ const REALTIME_EVERY: Duration = Duration::from_millis(200);
 
 /// Moves as `x,y x,y …`.
 fn line_text(pv: &[Pos]) -> String {
-    pv.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ")
+    pv.iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `winrate 55.2%`, or `proven win in N` (N = moves of the proven line the engine holds).
@@ -170,10 +179,12 @@ impl Brain {
 
     /// Searches the current position for its `n` best moves, with realtime lines when asked.
     fn search(&mut self, n: usize) -> Result<MoveInfo, engine::brain::EngineError> {
-        self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.stop
+            .store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
         let realtime = self.show_detail & 1 != 0;
         let hook = realtime.then(|| {
-            self.out.send(&BrainLine::Message("REALTIME REFRESH".into()));
+            self.out
+                .send(&BrainLine::Message("REALTIME REFRESH".into()));
             let out = self.out.clone();
             let sent = Mutex::new((Pos::NONE, Vec::new()));
             ProgressHook {
@@ -190,7 +201,8 @@ impl Brain {
         let result = self.engine.analyse(self.received, &self.stop, n);
         self.engine.set_progress(None);
         if let (true, Ok(info)) = (realtime, &result) {
-            self.out.send(&BrainLine::Message(format!("REALTIME BEST {}", info.best)));
+            self.out
+                .send(&BrainLine::Message(format!("REALTIME BEST {}", info.best)));
         }
         result
     }
@@ -198,7 +210,8 @@ impl Brain {
     /// Thinks, plays and answers with a move; on failure answers ERROR.
     fn think_and_reply(&mut self) {
         let played = self.search(1).and_then(|info| {
-            self.engine.play_own(info.best.x() as i64, info.best.y() as i64)?;
+            self.engine
+                .play_own(info.best.x() as i64, info.best.y() as i64)?;
             Ok(info)
         });
         match played {
@@ -219,7 +232,9 @@ impl Brain {
         };
         let points = board.width() * board.height();
         if n == 0 || n as usize > points {
-            return self.error(format!("YXNBEST {n}: the count must be 1 to {points} (the board's points)"));
+            return self.error(format!(
+                "YXNBEST {n}: the count must be 1 to {points} (the board's points)"
+            ));
         }
         match self.search(n as usize) {
             Ok(info) => {
@@ -253,16 +268,26 @@ impl Brain {
             Info::ThreadNum(n) => self.engine.set_threads(n as usize),
             Info::ShowDetail(bits) => self.show_detail = bits,
             // Yixin-Board's levels are node limits (with a 2000 s turn): the tree search's visits.
-            Info::MaxNode(n) => self.engine.set_max_visits((n != 0 && n != u64::MAX).then_some(n)),
-            Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => match value.parse() {
-                Ok(d) => self.engine.set_difficulty(d),
-                Err(e) => self.out.send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
-            },
+            Info::MaxNode(n) => self
+                .engine
+                .set_max_visits((n != 0 && n != u64::MAX).then_some(n)),
+            Info::Other { key, value } if key.eq_ignore_ascii_case("difficulty") => {
+                match value.parse() {
+                    Ok(d) => self.engine.set_difficulty(d),
+                    Err(e) => self
+                        .out
+                        .send(&BrainLine::Message(format!("INFO difficulty: {e}"))),
+                }
+            }
             // `INFO model none|default|PATH`: the evaluator from the next move on.
-            Info::Other { key, value } if key.eq_ignore_ascii_case("model") => match value.parse() {
-                Ok(source) => self.engine.set_model(source),
-                Err(e) => self.out.send(&BrainLine::Message(format!("INFO model: {e}"))),
-            },
+            Info::Other { key, value } if key.eq_ignore_ascii_case("model") => {
+                match value.parse() {
+                    Ok(source) => self.engine.set_model(source),
+                    Err(e) => self
+                        .out
+                        .send(&BrainLine::Message(format!("INFO model: {e}"))),
+                }
+            }
             // Game type, folder, Yixin's search knobs and unknown keys need nothing from us.
             _ => {}
         }
@@ -279,7 +304,9 @@ impl Brain {
             },
             Command::Begin => match self.engine.board() {
                 None => self.error("BEGIN before START"),
-                Some(b) if b.move_count() > 0 => self.error("BEGIN on a board that already has stones"),
+                Some(b) if b.move_count() > 0 => {
+                    self.error("BEGIN on a board that already has stones")
+                }
                 Some(_) => self.think_and_reply(),
             },
             Command::Turn(c) => match self.engine.opponent_move(c.x as i64, c.y as i64) {
@@ -314,14 +341,22 @@ impl Brain {
                 ("www".into(), "https://crates.io".into()),
             ])),
             Command::YxShowForbid => {
-                let points = self.engine.forbidden_points().into_iter().map(coord).collect();
+                let points = self
+                    .engine
+                    .forbidden_points()
+                    .into_iter()
+                    .map(coord)
+                    .collect();
                 self.out.send(&BrainLine::Forbid(points));
             }
             Command::YxNBest(n) => self.nbest_and_reply(n),
             Command::YxShowInfo => {
                 // Yixin-Board sizes its thread slider from this (hash size: its default stands).
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(64);
-                self.out.send(&BrainLine::Message(format!("INFO MAX_THREAD_NUM {cores}")));
+                let cores = std::thread::available_parallelism()
+                    .map_or(1, |n| n.get())
+                    .min(64);
+                self.out
+                    .send(&BrainLine::Message(format!("INFO MAX_THREAD_NUM {cores}")));
             }
             Command::YxHashClear | Command::Stop => {}
         }
@@ -330,10 +365,18 @@ impl Brain {
 
     /// `SWAP2BOARD`: the opening decision, searched like a move and answered on one line.
     fn swap2(&mut self, opening: &[Coord]) {
-        self.stop.store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
-        let points: Vec<(i64, i64)> = opening.iter().map(|c| (i64::from(c.x), i64::from(c.y))).collect();
+        self.stop
+            .store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
+        let points: Vec<(i64, i64)> = opening
+            .iter()
+            .map(|c| (i64::from(c.x), i64::from(c.y)))
+            .collect();
         match self.engine.swap2(&points, self.received, &self.stop) {
-            Ok(Swap2Decision { choice, value, visits }) => {
+            Ok(Swap2Decision {
+                choice,
+                value,
+                visits,
+            }) => {
                 let reply = match choice {
                     Swap2Choice::Swap => BrainLine::Swap,
                     Swap2Choice::Place(ps) if ps.len() == 1 => BrainLine::Move(coord(ps[0])),
@@ -358,8 +401,14 @@ impl Brain {
 
     /// A move when all else failed (a caught panic while thinking): never forfeit on a crash.
     fn emergency_move(&mut self) {
-        let Some(board) = self.engine.board() else { return };
-        let p = board.candidates(1).into_iter().find(|&p| board.is_legal(p)).or_else(|| board.legal_moves().first().copied());
+        let Some(board) = self.engine.board() else {
+            return;
+        };
+        let p = board
+            .candidates(1)
+            .into_iter()
+            .find(|&p| board.is_legal(p))
+            .or_else(|| board.legal_moves().first().copied());
         if let Some(p) = p
             && self.engine.play_own(p.x() as i64, p.y() as i64).is_ok()
         {
@@ -376,7 +425,9 @@ fn main() {
     }
     let analyse = matches!(cli.command, Some(Sub::Analyse));
     // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
-    std::panic::set_hook(Box::new(|info| eprintln!("pbrain-fivezero internal error: {info}")));
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("pbrain-fivezero internal error: {info}")
+    }));
 
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let mut engine = Engine::new(EngineConfig {
@@ -392,12 +443,22 @@ fn main() {
         // stdout carries only JSON replies; the engine's messages go to stderr.
         engine.set_message_sink(Arc::new(|text| eprintln!("{text}")));
         engine.load_model();
-        let defaults = engine::brain::script::Defaults { threads: cli.threads.max(1), difficulty: cli.difficulty };
-        let _ = engine::brain::script::serve(&mut engine, std::io::stdin().lock(), &mut std::io::stdout().lock(), defaults);
+        let defaults = engine::brain::script::Defaults {
+            threads: cli.threads.max(1),
+            difficulty: cli.difficulty,
+        };
+        let _ = engine::brain::script::serve(
+            &mut engine,
+            std::io::stdin().lock(),
+            &mut std::io::stdout().lock(),
+            defaults,
+        );
         return;
     }
     let sink = out.clone();
-    engine.set_message_sink(Arc::new(move |text| sink.send(&BrainLine::Message(text.to_string()))));
+    engine.set_message_sink(Arc::new(move |text| {
+        sink.send(&BrainLine::Message(text.to_string()))
+    }));
     engine.load_model();
     let stop = Arc::new(AtomicBool::new(false));
     let ending = Arc::new(AtomicBool::new(false));
@@ -407,7 +468,9 @@ fn main() {
         let (stop, ending) = (stop.clone(), ending.clone());
         std::thread::spawn(move || {
             let mut reader = protocol::CommandReader::new();
-            let raise = |c: &Result<Command, CommandError>, stop: &AtomicBool, ending: &AtomicBool| match c {
+            let raise = |c: &Result<Command, CommandError>,
+                         stop: &AtomicBool,
+                         ending: &AtomicBool| match c {
                 Ok(Command::Stop) => stop.store(true, Ordering::SeqCst),
                 Ok(Command::End) => {
                     ending.store(true, Ordering::SeqCst);
@@ -438,7 +501,14 @@ fn main() {
         });
     }
 
-    let mut brain = Brain { engine, received: Instant::now(), out, stop, ending, show_detail: 0 };
+    let mut brain = Brain {
+        engine,
+        received: Instant::now(),
+        out,
+        stop,
+        ending,
+        show_detail: 0,
+    };
     for input in rx {
         match input {
             Input::Eof => break,
@@ -450,7 +520,10 @@ fn main() {
             },
             Input::Command(Ok(command), received) => {
                 brain.received = received;
-                let thinks = matches!(command, Command::Begin | Command::Turn(_) | Command::Board(_));
+                let thinks = matches!(
+                    command,
+                    Command::Begin | Command::Turn(_) | Command::Board(_)
+                );
                 let moves_before = brain.engine.board().map(|b| b.move_count());
                 match catch_unwind(AssertUnwindSafe(|| brain.handle(command))) {
                     Ok(true) => {}

@@ -31,7 +31,10 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn out_of_time(&mut self) -> bool {
-        if !self.aborted && self.nodes.is_multiple_of(32) && (Instant::now() >= self.hard || self.stop.load(Ordering::Relaxed)) {
+        if !self.aborted
+            && self.nodes.is_multiple_of(32)
+            && (Instant::now() >= self.hard || self.stop.load(Ordering::Relaxed))
+        {
             self.aborted = true;
         }
         self.aborted
@@ -41,18 +44,31 @@ impl Ctx<'_> {
 /// Moves worth searching: every move if a five must be made or blocked, else the best `width`.
 fn moves_to_search(board: &Board, width: usize) -> Vec<Pos> {
     let scored = scored_moves(board);
-    let Some(first) = scored.first() else { return Vec::new() };
+    let Some(first) = scored.first() else {
+        return Vec::new();
+    };
     if first.attack >= 1_000_000.0 {
         return vec![first.pos];
     }
-    let blocks: Vec<Pos> = scored.iter().filter(|m| m.defence >= 1_000_000.0).map(|m| m.pos).collect();
+    let blocks: Vec<Pos> = scored
+        .iter()
+        .filter(|m| m.defence >= 1_000_000.0)
+        .map(|m| m.pos)
+        .collect();
     if !blocks.is_empty() {
         return blocks;
     }
     scored.iter().take(width).map(|m| m.pos).collect()
 }
 
-fn negamax(board: &mut Board, depth: u32, ply: u32, mut alpha: f32, beta: f32, ctx: &mut Ctx) -> f32 {
+fn negamax(
+    board: &mut Board,
+    depth: u32,
+    ply: u32,
+    mut alpha: f32,
+    beta: f32,
+    ctx: &mut Ctx,
+) -> f32 {
     ctx.nodes += 1;
     if board.winner().is_some() {
         return -(WIN - 0.001 * ply as f32); // the side to move has lost; later losses are better
@@ -87,31 +103,61 @@ fn negamax(board: &mut Board, depth: u32, ply: u32, mut alpha: f32, beta: f32, c
 /// Iterative deepening until `soft` has passed after a finished depth, `hard` is reached, or
 /// `stop` is raised; only `allowed` moves at the root when given (a forced defence). Always
 /// returns a legal move when one exists.
-pub fn choose(board: &Board, soft: Instant, hard: Instant, stop: &AtomicBool, allowed: Option<&[Pos]>) -> Option<LookaheadResult> {
+pub fn choose(
+    board: &Board,
+    soft: Instant,
+    hard: Instant,
+    stop: &AtomicBool,
+    allowed: Option<&[Pos]>,
+) -> Option<LookaheadResult> {
     let mut root_moves = match allowed {
         Some(allowed) => {
-            let mut moves: Vec<Pos> = moves_to_search(board, usize::MAX).into_iter().filter(|p| allowed.contains(p)).collect();
+            let mut moves: Vec<Pos> = moves_to_search(board, usize::MAX)
+                .into_iter()
+                .filter(|p| allowed.contains(p))
+                .collect();
             // Keep every allowed move, best-ranked first.
-            let rest: Vec<Pos> = allowed.iter().copied().filter(|p| !moves.contains(p)).collect();
+            let rest: Vec<Pos> = allowed
+                .iter()
+                .copied()
+                .filter(|p| !moves.contains(p))
+                .collect();
             moves.extend(rest);
             moves.truncate(WIDTH_ROOT.max(4));
             moves
         }
         None => moves_to_search(board, WIDTH_ROOT),
     };
-    let mut result = LookaheadResult { best: *root_moves.first()?, value: 0.0, depth: 0, nodes: 0 };
+    let mut result = LookaheadResult {
+        best: *root_moves.first()?,
+        value: 0.0,
+        depth: 0,
+        nodes: 0,
+    };
     if root_moves.len() == 1 {
         return Some(result);
     }
     let mut scratch = board.clone();
-    let mut ctx = Ctx { nodes: 0, hard, stop, aborted: false };
+    let mut ctx = Ctx {
+        nodes: 0,
+        hard,
+        stop,
+        aborted: false,
+    };
     for depth in 1..=MAX_DEPTH {
         let mut best_value = -2.0f32;
         let mut best_move = root_moves[0];
         let mut values = Vec::with_capacity(root_moves.len());
         for &p in &root_moves {
             scratch.play_unchecked(p);
-            let v = -negamax(&mut scratch, depth - 1, 1, -2.0, -best_value.max(-2.0), &mut ctx);
+            let v = -negamax(
+                &mut scratch,
+                depth - 1,
+                1,
+                -2.0,
+                -best_value.max(-2.0),
+                &mut ctx,
+            );
             scratch.undo();
             if ctx.aborted {
                 break;
@@ -125,7 +171,12 @@ pub fn choose(board: &Board, soft: Instant, hard: Instant, stop: &AtomicBool, al
         if ctx.aborted {
             break;
         }
-        result = LookaheadResult { best: best_move, value: best_value, depth, nodes: ctx.nodes };
+        result = LookaheadResult {
+            best: best_move,
+            value: best_value,
+            depth,
+            nodes: ctx.nodes,
+        };
         if best_value >= PROVEN_WIN || Instant::now() >= soft {
             break;
         }

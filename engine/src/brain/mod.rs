@@ -11,9 +11,9 @@ mod swap2;
 
 pub use swap2::{Swap2Choice, Swap2Decision};
 
+use crate::device::Device;
 use crate::eval::Evaluator;
 use crate::eval::classical::{ClassicalEvaluator, scored_moves};
-use crate::device::Device;
 #[cfg(feature = "onnx")]
 use crate::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use crate::eval::slot::{self, ModelSlot, WatchHandle};
@@ -33,7 +33,17 @@ pub const PLAY_LEAF_VCF_NODES: u32 = 64;
 
 /// How hard the engine plays: `Easy` = no threat-space search, `Medium` = threat search at the
 /// root and at search leaves (the "endgame solver" switch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Difficulty {
     Easy,
@@ -146,7 +156,14 @@ pub struct SetupStone {
 impl SetupStone {
     /// The stones of `board` in the order they were placed, `own` those of colour `own`.
     pub fn all_of(board: &Board, own: Color) -> Vec<SetupStone> {
-        board.history().iter().map(|&(p, c)| SetupStone { pos: (p.x() as i64, p.y() as i64), own: c == own }).collect()
+        board
+            .history()
+            .iter()
+            .map(|&(p, c)| SetupStone {
+                pos: (p.x() as i64, p.y() as i64),
+                own: c == own,
+            })
+            .collect()
     }
 }
 
@@ -259,7 +276,12 @@ impl Engine {
             Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
         }
         let sink = self.on_message.clone();
-        self._watch = Some(self.slot.watch(path, loader, Arc::new(move |m: String| sink(&m)), Duration::from_millis(250)));
+        self._watch = Some(self.slot.watch(
+            path,
+            loader,
+            Arc::new(move |m: String| sink(&m)),
+            Duration::from_millis(250),
+        ));
     }
 
     /// Plays with `source` from the next move on (`INFO model`): the tree and any watcher of the
@@ -276,7 +298,9 @@ impl Engine {
         match slot::load_embedded(self.onnx_config()) {
             Ok((ev, plays)) => {
                 self.slot.install_unwatched(ev);
-                self.message(&format!("model: the embedded defaults: {plays} (the classical evaluator elsewhere)"));
+                self.message(&format!(
+                    "model: the embedded defaults: {plays} (the classical evaluator elsewhere)"
+                ));
             }
             Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
         }
@@ -406,7 +430,11 @@ impl Engine {
 
     /// The point (x, y) on the current board.
     pub fn pos(&self, x: i64, y: i64) -> Result<Pos, EngineError> {
-        Ok(self.board.as_ref().ok_or(EngineError::NotStarted)?.pos(x, y)?)
+        Ok(self
+            .board
+            .as_ref()
+            .ok_or(EngineError::NotStarted)?
+            .pos(x, y)?)
     }
 
     /// The opponent played (x, y). Refused (board unchanged) when off-board or occupied.
@@ -434,7 +462,9 @@ impl Engine {
         } else if theirs == own + 1 {
             Color::White
         } else {
-            return Err(EngineError::BadPosition(format!("{own} own stones against {theirs} of the opponent")));
+            return Err(EngineError::BadPosition(format!(
+                "{own} own stones against {theirs} of the opponent"
+            )));
         };
         for s in stones {
             let p = board.pos(s.pos.0, s.pos.1)?;
@@ -461,7 +491,9 @@ impl Engine {
     /// Points forbidden to black in the current position (renju), for `YXSHOWFORBID`.
     pub fn forbidden_points(&self) -> Vec<Pos> {
         match &self.board {
-            Some(b) if b.rule() == Rule::Renju => b.points().filter(|&p| b.is_forbidden(p)).collect(),
+            Some(b) if b.rule() == Rule::Renju => {
+                b.points().filter(|&p| b.is_forbidden(p)).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -471,7 +503,11 @@ impl Engine {
     ///
     /// # Errors
     /// No game, no legal move, or the game already decided.
-    pub fn think(&mut self, started: Instant, stop: &Arc<AtomicBool>) -> Result<MoveInfo, EngineError> {
+    pub fn think(
+        &mut self,
+        started: Instant,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<MoveInfo, EngineError> {
         let info = self.analyse(started, stop, 1)?;
         self.board_mut()?.play(info.best)?;
         Ok(info)
@@ -482,13 +518,20 @@ impl Engine {
     ///
     /// # Errors
     /// No game, no legal move, or the game already decided.
-    pub fn analyse(&mut self, started: Instant, stop: &Arc<AtomicBool>, n: usize) -> Result<MoveInfo, EngineError> {
+    pub fn analyse(
+        &mut self,
+        started: Instant,
+        stop: &Arc<AtomicBool>,
+        n: usize,
+    ) -> Result<MoveInfo, EngineError> {
         let n = n.max(1);
         let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
         if board.winner().is_some() {
             return Err(EngineError::GameOver);
         }
-        let budget = self.limits.budget(board.move_count(), board.width() * board.height());
+        let budget = self
+            .limits
+            .budget(board.move_count(), board.width() * board.height());
         let (soft, hard) = (started + budget.soft, started + budget.hard);
         // An obvious move is answered at once when the time saved can be spent later: when the
         // match clock, not the turn limit, sets this move's share (and always for a five, which
@@ -513,11 +556,21 @@ impl Engine {
             let tss_budget = match self.max_visits {
                 // A search sized in visits gets a threat search sized in nodes: as reproducible
                 // as the tree search, and in proportion to it.
-                Some(v) => tss::Budget::nodes_and_time(v.saturating_mul(TSS_NODES_PER_VISIT).max(TSS_MIN_NODES), budget.soft / 4),
+                Some(v) => tss::Budget::nodes_and_time(
+                    v.saturating_mul(TSS_NODES_PER_VISIT).max(TSS_MIN_NODES),
+                    budget.soft / 4,
+                ),
                 None => tss::Budget::time(budget.soft / 4),
             }
             .with_stop(stop.clone());
-            match tss::analyse_with(board, board.side_to_move(), tss_budget, &mut self.tss_memory).tactics {
+            match tss::analyse_with(
+                board,
+                board.side_to_move(),
+                tss_budget,
+                &mut self.tss_memory,
+            )
+            .tactics
+            {
                 RootTactics::WinNow(p) => return Ok(proven_win(started, vec![p])),
                 RootTactics::ForcedWin { line, kind } => {
                     let kind = match kind {
@@ -529,11 +582,17 @@ impl Engine {
                     return Ok(proven_win(started, line));
                 }
                 RootTactics::MustBlock(moves) if moves.len() == 1 && clock_bound => {
-                    self.message(&format!("{}: {}, answered at once", Obvious::OnlyDefence.describe(), moves[0]));
+                    self.message(&format!(
+                        "{}: {}, answered at once",
+                        Obvious::OnlyDefence.describe(),
+                        moves[0]
+                    ));
                     return Ok(unsearched(started, moves[0]));
                 }
                 RootTactics::MustBlock(moves) if !moves.is_empty() => allowed = Some(moves),
-                RootTactics::MustBlock(_) | RootTactics::Lost => self.message("lost by force; resisting"),
+                RootTactics::MustBlock(_) | RootTactics::Lost => {
+                    self.message("lost by force; resisting")
+                }
                 RootTactics::GameOver { .. } => return Err(EngineError::GameOver),
                 RootTactics::NoMoves => return Err(EngineError::NoLegalMove),
                 RootTactics::Unknown => {}
@@ -543,8 +602,16 @@ impl Engine {
         match self.config.search {
             SearchKind::Lookahead => {
                 let board = self.board.as_ref().ok_or(EngineError::NotStarted)?;
-                let r = lookahead::choose(board, soft, hard, stop, allowed.as_deref()).ok_or(EngineError::NoLegalMove)?;
-                let only = RootCandidate { mv: r.best, visits: 0, prior: 0.0, value: r.value, proven: None, pv: vec![r.best] };
+                let r = lookahead::choose(board, soft, hard, stop, allowed.as_deref())
+                    .ok_or(EngineError::NoLegalMove)?;
+                let only = RootCandidate {
+                    mv: r.best,
+                    visits: 0,
+                    prior: 0.0,
+                    value: r.value,
+                    proven: None,
+                    pv: vec![r.best],
+                };
                 Ok(MoveInfo {
                     best: r.best,
                     value: r.value,
@@ -566,7 +633,9 @@ impl Engine {
     fn search(&mut self) -> &mut Search {
         let (evaluator, refusal) = self.evaluator_for_game();
         if let Some(why) = refusal.as_ref().filter(|_| refusal != self.refusal_said) {
-            self.message(&format!("{why}: this game is played with the classical evaluator"));
+            self.message(&format!(
+                "{why}: this game is played with the classical evaluator"
+            ));
         }
         self.refusal_said = refusal;
         // The network's cache may fill whatever evaluator plays: its memory is set aside.
@@ -577,12 +646,18 @@ impl Engine {
                 MctsConfig {
                     threads: self.config.threads,
                     tactics: self.config.difficulty == Difficulty::Medium,
-                    vcf_budget: if self.config.difficulty == Difficulty::Medium { PLAY_LEAF_VCF_NODES } else { 0 },
-                    max_memory: MctsConfig::tree_bytes_for_engine_limit(if self.max_memory_bytes == 0 {
-                        1 << 30
+                    vcf_budget: if self.config.difficulty == Difficulty::Medium {
+                        PLAY_LEAF_VCF_NODES
                     } else {
-                        self.max_memory_bytes as usize
-                    })
+                        0
+                    },
+                    max_memory: MctsConfig::tree_bytes_for_engine_limit(
+                        if self.max_memory_bytes == 0 {
+                            1 << 30
+                        } else {
+                            self.max_memory_bytes as usize
+                        },
+                    )
                     .saturating_sub(cache_bytes)
                     .max(8 << 20),
                     ..MctsConfig::default()
@@ -598,7 +673,14 @@ impl Engine {
 
     /// The tree search until `soft`; when the choice is still unsettled there (see
     /// `unsettled`) and the move may take longer, once more until halfway to `hard`.
-    fn think_mcts(&mut self, started: Instant, (soft, hard): (Instant, Instant), stop: &Arc<AtomicBool>, allowed: Option<Vec<Pos>>, n: usize) -> Result<MoveInfo, EngineError> {
+    fn think_mcts(
+        &mut self,
+        started: Instant,
+        (soft, hard): (Instant, Instant),
+        stop: &Arc<AtomicBool>,
+        allowed: Option<Vec<Pos>>,
+        n: usize,
+    ) -> Result<MoveInfo, EngineError> {
         let board = self.board.clone().ok_or(EngineError::NotStarted)?;
         let max_visits = self.max_visits.unwrap_or(u64::MAX);
         let progress = self.progress.clone();
@@ -639,17 +721,35 @@ impl Engine {
                 .iter()
                 .find(|c| allowed.contains(&c.mv) && c.proven != Some(Proven::Loss))
                 .map(|c| c.mv)
-                .or_else(|| scored_moves(&board).into_iter().map(|m| m.pos).find(|p| allowed.contains(p)))
+                .or_else(|| {
+                    scored_moves(&board)
+                        .into_iter()
+                        .map(|m| m.pos)
+                        .find(|p| allowed.contains(p))
+                })
                 .unwrap_or(allowed[0]);
         }
         if best.is_none() || !board.is_legal(best) {
-            best = scored_moves(&board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?;
+            best = scored_moves(&board)
+                .first()
+                .map(|m| m.pos)
+                .ok_or(EngineError::NoLegalMove)?;
         }
         // The move played first, then the forced defences, then the rest in the search's order.
         let refuted = |p: &Pos| allowed.as_ref().is_some_and(|a| !a.contains(p));
         candidates.sort_by_key(|c| (c.mv != best, refuted(&c.mv)));
         if candidates.first().is_none_or(|c| c.mv != best) {
-            candidates.insert(0, RootCandidate { mv: best, visits: 0, prior: 0.0, value: result.value, proven: None, pv: vec![best] });
+            candidates.insert(
+                0,
+                RootCandidate {
+                    mv: best,
+                    visits: 0,
+                    prior: 0.0,
+                    value: result.value,
+                    proven: None,
+                    pv: vec![best],
+                },
+            );
         }
         candidates.truncate(n);
         let pv = candidates[0].pv.clone();
@@ -664,7 +764,9 @@ impl Engine {
             proven: result.proven,
             candidates,
             cache_hits: match (cache_before, search.evaluator().cache_stats()) {
-                (Some((l0, h0)), Some((l1, h1))) if l1 > l0 => Some((h1 - h0) as f64 / (l1 - l0) as f64),
+                (Some((l0, h0)), Some((l1, h1))) if l1 > l0 => {
+                    Some((h1 - h0) as f64 / (l1 - l0) as f64)
+                }
                 _ => None,
             },
         })
@@ -677,7 +779,12 @@ impl Engine {
     ///
     /// # Errors
     /// No game, a stone off the board or on another, or a count other than 0, 3 or 5.
-    pub fn swap2(&mut self, opening: &[(i64, i64)], started: Instant, stop: &Arc<AtomicBool>) -> Result<Swap2Decision, EngineError> {
+    pub fn swap2(
+        &mut self,
+        opening: &[(i64, i64)],
+        started: Instant,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<Swap2Decision, EngineError> {
         let current = self.board.as_ref().ok_or(EngineError::NotStarted)?;
         let mut board = Board::new(current.width(), current.height(), self.rule)?;
         for &(x, y) in opening {
@@ -685,7 +792,9 @@ impl Engine {
             let colour = board.side_to_move();
             board.place(p, colour)?;
         }
-        let budget = self.limits.budget(board.move_count(), board.width() * board.height());
+        let budget = self
+            .limits
+            .budget(board.move_count(), board.width() * board.height());
         let decision = swap2::choose(self.search(), &board, started + budget.soft, stop)?;
         if let Swap2Choice::Place(stones) = &decision.choice {
             for &p in stones {
@@ -737,10 +846,16 @@ impl Obvious {
 /// only legal move, or the only point that stops the opponent's single five.
 fn obvious_move(board: &Board) -> Option<(Pos, Obvious)> {
     if board.move_count() == 0 {
-        return Some((Pos::new(board.width() / 2, board.height() / 2), Obvious::Centre));
+        return Some((
+            Pos::new(board.width() / 2, board.height() / 2),
+            Obvious::Centre,
+        ));
     }
     let (me, opp) = (board.side_to_move(), board.side_to_move().opp());
-    if let Some(p) = board.points_making(me, Pattern::Five).find(|&p| board.is_legal(p)) {
+    if let Some(p) = board
+        .points_making(me, Pattern::Five)
+        .find(|&p| board.is_legal(p))
+    {
         return Some((p, Obvious::Five));
     }
     if let [only] = board.legal_moves()[..] {
@@ -755,7 +870,14 @@ fn obvious_move(board: &Board) -> Option<(Pos, Obvious)> {
 
 /// The report of a move played without a search.
 fn unsearched(started: Instant, best: Pos) -> MoveInfo {
-    let only = RootCandidate { mv: best, visits: 0, prior: 0.0, value: 0.0, proven: None, pv: vec![best] };
+    let only = RootCandidate {
+        mv: best,
+        visits: 0,
+        prior: 0.0,
+        value: 0.0,
+        proven: None,
+        pv: vec![best],
+    };
     MoveInfo {
         best,
         value: 0.0,
@@ -773,8 +895,19 @@ fn unsearched(started: Instant, best: Pos) -> MoveInfo {
 /// The report of a win the threat search proved: `line` from the move to play on.
 fn proven_win(started: Instant, line: Vec<Pos>) -> MoveInfo {
     let mut info = unsearched(started, line[0]);
-    info.candidates[0] = RootCandidate { value: 1.0, proven: Some(Proven::Win), pv: line.clone(), ..info.candidates[0].clone() };
-    MoveInfo { value: 1.0, depth: line.len() as u32, pv: line, proven: Some(Proven::Win), ..info }
+    info.candidates[0] = RootCandidate {
+        value: 1.0,
+        proven: Some(Proven::Win),
+        pv: line.clone(),
+        ..info.candidates[0].clone()
+    };
+    MoveInfo {
+        value: 1.0,
+        depth: line.len() as u32,
+        pv: line,
+        proven: Some(Proven::Win),
+        ..info
+    }
 }
 
 #[cfg(test)]
@@ -782,8 +915,19 @@ mod tests {
     use super::*;
     use crate::mcts::SearchResult;
 
-    fn result(best: (usize, usize), visits: &[((usize, usize), u32)], proven: Option<Proven>) -> SearchResult {
-        let child = |&((x, y), visits): &((usize, usize), u32)| RootCandidate { mv: Pos::new(x, y), visits, prior: 0.0, value: 0.0, proven: None, pv: Vec::new() };
+    fn result(
+        best: (usize, usize),
+        visits: &[((usize, usize), u32)],
+        proven: Option<Proven>,
+    ) -> SearchResult {
+        let child = |&((x, y), visits): &((usize, usize), u32)| RootCandidate {
+            mv: Pos::new(x, y),
+            visits,
+            prior: 0.0,
+            value: 0.0,
+            proven: None,
+            pv: Vec::new(),
+        };
         SearchResult {
             best: Pos::new(best.0, best.1),
             visits: visits.iter().map(|c| u64::from(c.1)).sum(),
@@ -800,13 +944,29 @@ mod tests {
     #[test]
     fn a_close_or_contested_choice_is_unsettled() {
         // Clear favourite: settled.
-        assert!(!unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 600)], None)));
+        assert!(!unsettled(&result(
+            (7, 7),
+            &[((7, 7), 1000), ((8, 8), 600)],
+            None
+        )));
         // Runner-up at 70% of the visits: unsettled.
-        assert!(unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 700)], None)));
+        assert!(unsettled(&result(
+            (7, 7),
+            &[((7, 7), 1000), ((8, 8), 700)],
+            None
+        )));
         // The final choice is not the most visited move: unsettled.
-        assert!(unsettled(&result((8, 8), &[((7, 7), 1000), ((8, 8), 100)], None)));
+        assert!(unsettled(&result(
+            (8, 8),
+            &[((7, 7), 1000), ((8, 8), 100)],
+            None
+        )));
         // Proven, or only one move searched: nothing to gain.
-        assert!(!unsettled(&result((7, 7), &[((7, 7), 1000), ((8, 8), 990)], Some(Proven::Win))));
+        assert!(!unsettled(&result(
+            (7, 7),
+            &[((7, 7), 1000), ((8, 8), 990)],
+            Some(Proven::Win)
+        )));
         assert!(!unsettled(&result((7, 7), &[((7, 7), 1000)], None)));
     }
 
@@ -831,20 +991,50 @@ mod tests {
     fn obvious_moves_are_answered_at_once_when_the_clock_is_short() {
         let stop = Arc::new(AtomicBool::new(false));
         // 3 s left of the match: a share of it is less than the turn allows.
-        let clock = TimeLimits { timeout_turn_ms: Some(5_000), timeout_match_ms: Some(100_000), time_left_ms: Some(3_000) };
-        let turn = TimeLimits { timeout_turn_ms: Some(1_000), timeout_match_ms: Some(0), time_left_ms: None };
-        let five = (&[(3, 3), (4, 3), (5, 3), (6, 3)][..], &[(3, 9), (4, 9), (5, 9), (6, 9), (0, 14)][..], Pos::new(2, 3));
+        let clock = TimeLimits {
+            timeout_turn_ms: Some(5_000),
+            timeout_match_ms: Some(100_000),
+            time_left_ms: Some(3_000),
+        };
+        let turn = TimeLimits {
+            timeout_turn_ms: Some(1_000),
+            timeout_match_ms: Some(0),
+            time_left_ms: None,
+        };
+        let five = (
+            &[(3, 3), (4, 3), (5, 3), (6, 3)][..],
+            &[(3, 9), (4, 9), (5, 9), (6, 9), (0, 14)][..],
+            Pos::new(2, 3),
+        );
         // The opponent's four has one empty end: only that point stops it.
-        let block = (&[(2, 5), (10, 10), (12, 1)][..], &[(3, 5), (4, 5), (5, 5), (6, 5)][..], Pos::new(7, 5));
+        let block = (
+            &[(2, 5), (10, 10), (12, 1)][..],
+            &[(3, 5), (4, 5), (5, 5), (6, 5)][..],
+            Pos::new(7, 5),
+        );
         let centre = (&[][..], &[][..], Pos::new(7, 7));
         for (own, theirs, want) in [five, block, centre] {
-            let info = engine_with(own, theirs, clock).think(Instant::now(), &stop).unwrap();
-            assert_eq!((info.best, info.playouts), (want, 0), "{want} under a short clock");
+            let info = engine_with(own, theirs, clock)
+                .think(Instant::now(), &stop)
+                .unwrap();
+            assert_eq!(
+                (info.best, info.playouts),
+                (want, 0),
+                "{want} under a short clock"
+            );
         }
-        let info = engine_with(five.0, five.1, turn).think(Instant::now(), &stop).unwrap();
-        assert_eq!((info.best, info.playouts), (five.2, 0), "a five at once whatever the clock");
+        let info = engine_with(five.0, five.1, turn)
+            .think(Instant::now(), &stop)
+            .unwrap();
+        assert_eq!(
+            (info.best, info.playouts),
+            (five.2, 0),
+            "a five at once whatever the clock"
+        );
         for (own, theirs, want) in [block, centre] {
-            let info = engine_with(own, theirs, turn).think(Instant::now(), &stop).unwrap();
+            let info = engine_with(own, theirs, turn)
+                .think(Instant::now(), &stop)
+                .unwrap();
             assert!(info.playouts > 0, "{want} searched under a turn limit");
             if want == block.2 {
                 assert_eq!(info.best, want);
@@ -868,22 +1058,36 @@ mod tests {
         e.set_max_memory(80 << 20);
         e.think(Instant::now(), &stop).unwrap();
         let small = tree_cap(&e).unwrap();
-        assert!(small < big / 2, "the tree is sized for the new limit: {small} of the old {big}");
+        assert!(
+            small < big / 2,
+            "the tree is sized for the new limit: {small} of the old {big}"
+        );
     }
 
     /// The threat analysis's single defence (one move of 391 does not lose to the opponent's VCF)
     /// is answered at once under a short clock.
     #[test]
     fn the_only_defence_is_answered_at_once_when_the_clock_is_short() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-mined/mined.txt");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/tactics-mined/mined.txt"
+        );
         let suite = crate::tss::suite::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let pos = suite.into_iter().find(|p| p.name == "mined-freestyle-20-9-9").unwrap();
+        let pos = suite
+            .into_iter()
+            .find(|p| p.name == "mined-freestyle-20-9-9")
+            .unwrap();
         let mut e = Engine::new(EngineConfig::default());
         e.start(20, 20).unwrap();
-        e.set_position(&SetupStone::all_of(&pos.board, pos.to_move)).unwrap();
+        e.set_position(&SetupStone::all_of(&pos.board, pos.to_move))
+            .unwrap();
         // 100 s left: a share of 2.5 s, less than the turn allows; the analysis gets a quarter
         // of it, twenty times what it needs on an idle machine (~30 ms), so load does not matter.
-        e.limits = TimeLimits { timeout_turn_ms: Some(60_000), timeout_match_ms: Some(200_000), time_left_ms: Some(100_000) };
+        e.limits = TimeLimits {
+            timeout_turn_ms: Some(60_000),
+            timeout_match_ms: Some(200_000),
+            time_left_ms: Some(100_000),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let info = e.think(Instant::now(), &stop).unwrap();
         assert_eq!((info.best, info.playouts), (Pos::new(7, 11), 0));

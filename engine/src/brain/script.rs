@@ -197,7 +197,9 @@ fn parse_position(text: &str, height: usize) -> Result<Vec<[i64; 2]>, String> {
             number.push(*d);
             chars.next();
         }
-        let row: i64 = number.parse().map_err(|_| format!("position: column {letter} needs a row number, got {number:?}"))?;
+        let row: i64 = number
+            .parse()
+            .map_err(|_| format!("position: column {letter} needs a row number, got {number:?}"))?;
         let x = (letter as u8 - b'a') as i64;
         stones.push([x, height as i64 - row]);
     }
@@ -208,7 +210,12 @@ fn parse_position(text: &str, height: usize) -> Result<Vec<[i64; 2]>, String> {
 fn serve_line(engine: &mut Engine, line: &str, defaults: &Defaults) -> Response {
     let request: Request = match serde_json::from_str(line) {
         Ok(r) => r,
-        Err(e) => return Response::Error(ErrorReply { id: None, error: format!("bad request: {e}") }),
+        Err(e) => {
+            return Response::Error(ErrorReply {
+                id: None,
+                error: format!("bad request: {e}"),
+            });
+        }
     };
     let id = request.id.clone();
     match analyse(engine, &request, defaults) {
@@ -231,21 +238,32 @@ fn analyse(engine: &mut Engine, r: &Request, defaults: &Defaults) -> Result<Move
         (None, None, None) => (15, 15),
         _ => return Err("give either size or both width and height".into()),
     };
-    let rule = r.rule.as_ref().map_or(Ok(Rule::Freestyle), RuleName::rule)?;
+    let rule = r
+        .rule
+        .as_ref()
+        .map_or(Ok(Rule::Freestyle), RuleName::rule)?;
     let area = width.saturating_mul(height);
     let nbest = r.nbest.unwrap_or(1);
     if nbest == 0 || nbest > area {
-        return Err(format!("nbest {nbest}: must be 1 to {area} (the board's points)"));
+        return Err(format!(
+            "nbest {nbest}: must be 1 to {area} (the board's points)"
+        ));
     }
     if r.visits == Some(0) {
         return Err("visits must be at least 1".into());
     }
     let time_ms = match r.time_ms {
-        Some(t) if t == 0 || t > MAX_TIME_MS => return Err(format!("time_ms {t}: must be 1 to {MAX_TIME_MS}")),
+        Some(t) if t == 0 || t > MAX_TIME_MS => {
+            return Err(format!("time_ms {t}: must be 1 to {MAX_TIME_MS}"));
+        }
         Some(t) => t,
         None => DEFAULT_TIME_MS,
     };
-    let visits = r.visits.or(if r.time_ms.is_none() { Some(DEFAULT_VISITS) } else { None });
+    let visits = r.visits.or(if r.time_ms.is_none() {
+        Some(DEFAULT_VISITS)
+    } else {
+        None
+    });
     let threads = r.threads.unwrap_or(defaults.threads);
     if !(1..=64).contains(&threads) {
         return Err(format!("threads {threads}: must be 1 to 64"));
@@ -261,33 +279,50 @@ fn analyse(engine: &mut Engine, r: &Request, defaults: &Defaults) -> Result<Move
         stones.extend(parse_position(text, height)?);
     }
     for (i, &[x, y]) in stones.iter().enumerate() {
-        engine.opponent_move(x, y).map_err(|e| format!("stone {} ({x},{y}): {e}", i + 1))?;
+        engine
+            .opponent_move(x, y)
+            .map_err(|e| format!("stone {} ({x},{y}): {e}", i + 1))?;
     }
     engine.set_max_visits(visits);
-    engine.limits = TimeLimits { timeout_turn_ms: Some(time_ms as i64), timeout_match_ms: None, time_left_ms: None };
+    engine.limits = TimeLimits {
+        timeout_turn_ms: Some(time_ms as i64),
+        timeout_match_ms: None,
+        time_left_ms: None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
-    engine.analyse(Instant::now(), &stop, nbest).map_err(|e| match e {
-        EngineError::GameOver => "the game is already over (a five is on the board)".to_string(),
-        e => e.to_string(),
-    })
+    engine
+        .analyse(Instant::now(), &stop, nbest)
+        .map_err(|e| match e {
+            EngineError::GameOver => {
+                "the game is already over (a five is on the board)".to_string()
+            }
+            e => e.to_string(),
+        })
 }
 
 /// Answers every request line of `input` on `output`, one JSON line each, flushed.
 ///
 /// # Errors
 /// Only from writing `output`.
-pub fn serve(engine: &mut Engine, input: impl Read, output: &mut impl Write, defaults: Defaults) -> io::Result<()> {
+pub fn serve(
+    engine: &mut Engine,
+    input: impl Read,
+    output: &mut impl Write,
+    defaults: Defaults,
+) -> io::Result<()> {
     for line in protocol::ReadLines::with_max_len(input, MAX_REQUEST_BYTES) {
         let response = match line {
             Ok(line) if line.trim().is_empty() => continue,
             // The reader decodes lossily: a replacement character means the bytes were not UTF-8.
-            Ok(line) if line.contains('\u{FFFD}') => {
-                Response::Error(ErrorReply { id: None, error: "request is not valid UTF-8".into() })
-            }
+            Ok(line) if line.contains('\u{FFFD}') => Response::Error(ErrorReply {
+                id: None,
+                error: "request is not valid UTF-8".into(),
+            }),
             Ok(line) => serve_line(engine, &line, &defaults),
-            Err(protocol::LineError::TooLong(e)) => {
-                Response::Error(ErrorReply { id: None, error: format!("request too long: {e}") })
-            }
+            Err(protocol::LineError::TooLong(e)) => Response::Error(ErrorReply {
+                id: None,
+                error: format!("request too long: {e}"),
+            }),
             Err(protocol::LineError::Io(_)) => break,
         };
         let text = serde_json::to_string(&response).map_err(io::Error::other)?;

@@ -57,11 +57,19 @@ pub(super) fn choose(
     deadline: Instant,
     stop: &Arc<AtomicBool>,
 ) -> Result<Swap2Decision, EngineError> {
-    let mut probe = Probe { search, stop, visits: 0 };
+    let mut probe = Probe {
+        search,
+        stop,
+        visits: 0,
+    };
     match opening.move_count() {
         0 => {
             let (stones, value) = probe.most_balanced(opening_candidates(opening), deadline)?;
-            Ok(Swap2Decision { choice: Swap2Choice::Place(stones), value, visits: probe.visits })
+            Ok(Swap2Decision {
+                choice: Swap2Choice::Place(stones),
+                value,
+                visits: probe.visits,
+            })
         }
         3 => {
             let now = Instant::now();
@@ -72,7 +80,11 @@ pub(super) fn choose(
                 let offers = two_more_candidates(opening);
                 if !offers.is_empty() {
                     let (stones, value) = probe.most_balanced(offers, deadline)?;
-                    return Ok(Swap2Decision { choice: Swap2Choice::Place(stones), value, visits: probe.visits });
+                    return Ok(Swap2Decision {
+                        choice: Swap2Choice::Place(stones),
+                        value,
+                        visits: probe.visits,
+                    });
                 }
             }
             Ok(probe.colour(value, best))
@@ -81,7 +93,9 @@ pub(super) fn choose(
             let (value, best) = probe.value(opening, deadline)?;
             Ok(probe.colour(value, best))
         }
-        n => Err(EngineError::BadPosition(format!("swap2 expects 0, 3 or 5 stones, got {n}"))),
+        n => Err(EngineError::BadPosition(format!(
+            "swap2 expects 0, 3 or 5 stones, got {n}"
+        ))),
     }
 }
 
@@ -96,7 +110,11 @@ impl Probe<'_> {
     /// The searched value of `board` for its side to move, and the best move there.
     fn value(&mut self, board: &Board, deadline: Instant) -> Result<(f32, Pos), EngineError> {
         self.search.set_position(board);
-        let limits = SearchLimits { deadline: Some(deadline), stop: self.stop.clone(), ..SearchLimits::default() };
+        let limits = SearchLimits {
+            deadline: Some(deadline),
+            stop: self.stop.clone(),
+            ..SearchLimits::default()
+        };
         let r = self.search.run(&limits);
         self.visits += r.playouts;
         let value = match r.proven {
@@ -110,20 +128,35 @@ impl Probe<'_> {
         let best = if !r.best.is_none() && board.is_legal(r.best) {
             r.best
         } else {
-            scored_moves(board).first().map(|m| m.pos).ok_or(EngineError::NoLegalMove)?
+            scored_moves(board)
+                .first()
+                .map(|m| m.pos)
+                .ok_or(EngineError::NoLegalMove)?
         };
         Ok((value, best))
     }
 
     /// Keep the colour to move (play `best`) unless its value is negative.
     fn colour(&self, value: f32, best: Pos) -> Swap2Decision {
-        let choice = if value < 0.0 { Swap2Choice::Swap } else { Swap2Choice::Place(vec![best]) };
-        Swap2Decision { choice, value, visits: self.visits }
+        let choice = if value < 0.0 {
+            Swap2Choice::Swap
+        } else {
+            Swap2Choice::Place(vec![best])
+        };
+        Swap2Decision {
+            choice,
+            value,
+            visits: self.visits,
+        }
     }
 
     /// Of `candidates` (stones to add, and the position they make), the one whose searched value
     /// is nearest to 0, by successive halving until `deadline`; its stones and value.
-    fn most_balanced(&mut self, mut candidates: Vec<(Vec<Pos>, Board)>, deadline: Instant) -> Result<(Vec<Pos>, f32), EngineError> {
+    fn most_balanced(
+        &mut self,
+        mut candidates: Vec<(Vec<Pos>, Board)>,
+        deadline: Instant,
+    ) -> Result<(Vec<Pos>, f32), EngineError> {
         if candidates.is_empty() {
             return Err(EngineError::NoLegalMove);
         }
@@ -147,7 +180,11 @@ impl Probe<'_> {
             if alive.len() == 1 || self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            alive = scored.iter().take(alive.len().div_ceil(2)).map(|&(_, i, _)| i).collect();
+            alive = scored
+                .iter()
+                .take(alive.len().div_ceil(2))
+                .map(|&(_, i, _)| i)
+                .collect();
         }
         let &(_, best, value) = scored.first().ok_or(EngineError::NoLegalMove)?;
         Ok((candidates.swap_remove(best).0, value))
@@ -172,7 +209,10 @@ fn opening_candidates(empty: &Board) -> Vec<(Vec<Pos>, Board)> {
         }
     }
     all.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-    all.into_iter().take(OPENING_CANDIDATES).map(|(_, s, b)| (s, b)).collect()
+    all.into_iter()
+        .take(OPENING_CANDIDATES)
+        .map(|(_, s, b)| (s, b))
+        .collect()
 }
 
 /// Two more stones (white, then black) on a three-stone opening: the best ranked few of each.

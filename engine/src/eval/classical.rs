@@ -51,7 +51,11 @@ pub struct ScoredMove {
 impl ScoredMove {
     pub fn score(&self) -> f32 {
         // Blocking a five outranks everything but making one.
-        let block_five = if self.defence >= 1_000_000.0 { 500_000.0 } else { 0.0 };
+        let block_five = if self.defence >= 1_000_000.0 {
+            500_000.0
+        } else {
+            0.0
+        };
         self.attack + DEFENCE_WEIGHT * self.defence + block_five
     }
 }
@@ -113,7 +117,11 @@ fn moves_of(board: &Board, candidates: &[Candidate]) -> Vec<ScoredMove> {
         moves = board
             .legal_moves()
             .into_iter()
-            .map(|p| ScoredMove { pos: p, attack: 0.0, defence: 0.0 })
+            .map(|p| ScoredMove {
+                pos: p,
+                attack: 0.0,
+                defence: 0.0,
+            })
             .collect();
     }
     moves.sort_by(|a, b| b.score().total_cmp(&a.score()).then(a.pos.cmp(&b.pos)));
@@ -193,10 +201,16 @@ fn single_forcing_threat(candidates: &[Candidate], their_fives: usize) -> Option
     if their_fives > 1 {
         return None;
     }
-    let mut open_four_points = candidates.iter().filter(|c| !c.theirs_forbidden && c.theirs.unstoppable_four()).map(|c| c.pos);
+    let mut open_four_points = candidates
+        .iter()
+        .filter(|c| !c.theirs_forbidden && c.theirs.unstoppable_four())
+        .map(|c| c.pos);
     let first = open_four_points.next()?;
     let on_one_line = open_four_points.all(|p| {
-        let (dx, dy) = (p.x() as i64 - first.x() as i64, p.y() as i64 - first.y() as i64);
+        let (dx, dy) = (
+            p.x() as i64 - first.x() as i64,
+            p.y() as i64 - first.y() as i64,
+        );
         let collinear = dx == 0 || dy == 0 || dx.abs() == dy.abs();
         collinear && dx.abs().max(dy.abs()) <= 5
     });
@@ -219,7 +233,11 @@ impl ClassicalEvaluator {
         let weights: Vec<f32> = moves.iter().map(|m| (m.score() + 1.0).powf(0.75)).collect();
         let sum: f32 = weights.iter().sum();
         for (m, w) in moves.iter().zip(&weights) {
-            out.policy[board.dense_index(m.pos)] = if sum > 0.0 { w / sum } else { 1.0 / moves.len() as f32 };
+            out.policy[board.dense_index(m.pos)] = if sum > 0.0 {
+                w / sum
+            } else {
+                1.0 / moves.len() as f32
+            };
         }
     }
 }
@@ -254,7 +272,11 @@ mod tests {
 
     #[test]
     fn sees_immediate_win() {
-        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7)], &[(3, 8), (4, 8), (5, 8), (9, 9)]);
+        let b = board_with(
+            Rule::Freestyle,
+            &[(3, 7), (4, 7), (5, 7), (6, 7)],
+            &[(3, 8), (4, 8), (5, 8), (9, 9)],
+        );
         let best = scored_moves(&b)[0].pos;
         assert!(best == Pos::new(7, 7) || best == Pos::new(2, 7));
         assert!(position_value(&b) > 0.9);
@@ -263,47 +285,93 @@ mod tests {
     #[test]
     fn blocks_a_five() {
         // White to move; black threatens five at (7,7) only (blocked at 2,7).
-        let b = board_with(Rule::Freestyle, &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)], &[(2, 7), (9, 9), (10, 10), (12, 3)]);
+        let b = board_with(
+            Rule::Freestyle,
+            &[(3, 7), (4, 7), (5, 7), (6, 7), (0, 0)],
+            &[(2, 7), (9, 9), (10, 10), (12, 3)],
+        );
         assert_eq!(b.side_to_move(), Color::White);
         assert_eq!(scored_moves(&b)[0].pos, Pos::new(7, 7));
     }
 
     #[test]
     fn makes_open_four_and_answers_open_three() {
-        let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7)], &[(5, 9), (7, 12), (12, 12)]);
+        let b = board_with(
+            Rule::Standard,
+            &[(5, 7), (6, 7), (7, 7)],
+            &[(5, 9), (7, 12), (12, 12)],
+        );
         let best = scored_moves(&b)[0].pos;
         assert!(best == Pos::new(4, 7) || best == Pos::new(8, 7), "{best:?}");
         // The opponent (white) to move must answer black's open three.
-        let b = board_with(Rule::Standard, &[(5, 7), (6, 7), (7, 7), (0, 14)], &[(5, 9), (12, 12), (0, 0)]);
+        let b = board_with(
+            Rule::Standard,
+            &[(5, 7), (6, 7), (7, 7), (0, 14)],
+            &[(5, 9), (12, 12), (0, 0)],
+        );
         let best = scored_moves(&b)[0].pos;
-        assert!([Pos::new(4, 7), Pos::new(8, 7), Pos::new(3, 7), Pos::new(9, 7)].contains(&best), "{best:?}");
+        assert!(
+            [
+                Pos::new(4, 7),
+                Pos::new(8, 7),
+                Pos::new(3, 7),
+                Pos::new(9, 7)
+            ]
+            .contains(&best),
+            "{best:?}"
+        );
     }
 
     #[test]
     fn a_threat_one_move_answers_is_a_tempo_not_a_loss() {
         let quiet_white = [(5, 9), (12, 12), (0, 0), (1, 13), (14, 0)];
-        let open_three = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (0, 14)], &quiet_white[..3]);
-        let closed_four = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (8, 7)], &[(4, 7), (5, 9), (12, 12)]);
-        let two_threes = board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4)], &quiet_white);
-        let three_and_four =
-            board_with(Rule::Freestyle, &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4), (10, 5)], &[(10, 1), (5, 9), (12, 12), (0, 0), (1, 13), (14, 0)]);
+        let open_three = board_with(
+            Rule::Freestyle,
+            &[(5, 7), (6, 7), (7, 7), (0, 14)],
+            &quiet_white[..3],
+        );
+        let closed_four = board_with(
+            Rule::Freestyle,
+            &[(5, 7), (6, 7), (7, 7), (8, 7)],
+            &[(4, 7), (5, 9), (12, 12)],
+        );
+        let two_threes = board_with(
+            Rule::Freestyle,
+            &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4)],
+            &quiet_white,
+        );
+        let three_and_four = board_with(
+            Rule::Freestyle,
+            &[(5, 7), (6, 7), (7, 7), (10, 2), (10, 3), (10, 4), (10, 5)],
+            &[(10, 1), (5, 9), (12, 12), (0, 0), (1, 13), (14, 0)],
+        );
         for b in [&open_three, &closed_four, &two_threes, &three_and_four] {
             assert_eq!(b.side_to_move(), Color::White);
         }
         let v = |b: &Board| position_value(b);
         // Answered, each is a disadvantage (the opponent keeps the initiative), not a loss.
-        for (b, what) in [(&open_three, "an open three"), (&closed_four, "a closed four")] {
+        for (b, what) in [
+            (&open_three, "an open three"),
+            (&closed_four, "a closed four"),
+        ] {
             assert!((-0.6..-0.05).contains(&v(b)), "{what}: {}", v(b));
         }
         // One move cannot answer two threats: as lost as before.
-        for (b, what) in [(&two_threes, "two open threes"), (&three_and_four, "a four and an open three")] {
+        for (b, what) in [
+            (&two_threes, "two open threes"),
+            (&three_and_four, "a four and an open three"),
+        ] {
             assert!(v(b) < -0.85, "{what}: {}", v(b));
         }
     }
 
     #[test]
     fn policy_is_a_distribution_on_legal_points() {
-        let b = board_with(Rule::Renju, &[(7, 7), (7, 5), (5, 7), (6, 7)], &[(0, 0), (14, 14), (0, 14)]);
+        let b = board_with(
+            Rule::Renju,
+            &[(7, 7), (7, 5), (5, 7), (6, 7)],
+            &[(0, 0), (14, 14), (0, 14)],
+        );
         let mut e = Evaluation::default();
         ClassicalEvaluator::evaluate_one(&b, &mut e);
         let sum: f32 = e.policy.iter().sum();

@@ -136,7 +136,11 @@ pub fn masked_softmax(board: &Board, logits: &[f32], policy: &mut [f32]) {
 pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32]) {
     let area = policy.len();
     let plane = |k: usize| &planes[k * area..(k + 1) * area];
-    let (own, opp, forbidden) = (plane(features::OWN), plane(features::OPPONENT), plane(features::FORBIDDEN));
+    let (own, opp, forbidden) = (
+        plane(features::OWN),
+        plane(features::OPPONENT),
+        plane(features::FORBIDDEN),
+    );
     let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
     let mut n = 0;
     for i in 0..area.min(legal.len()) {
@@ -185,7 +189,10 @@ mod tests {
             b.place(Pos::new(x, y), Color::White).unwrap();
         }
         assert_eq!(b.side_to_move(), Color::Black);
-        assert!(b.is_forbidden(Pos::new(7, 7)), "fixture must have a forbidden point");
+        assert!(
+            b.is_forbidden(Pos::new(7, 7)),
+            "fixture must have a forbidden point"
+        );
         b
     }
 

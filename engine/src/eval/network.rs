@@ -10,8 +10,8 @@
 //!
 //! Depends on `features`, `masked_softmax_planes` and `game`; names no inference runtime.
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::cache::{self, EvalCache};
 use super::{Evaluation, Evaluator, features, masked_softmax_planes};
@@ -71,7 +71,13 @@ pub trait Backend: Send + Sync {
     ///
     /// # Errors
     /// Whatever the backend refuses (bad input, runtime failure, non-finite outputs).
-    fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError>;
+    fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError>;
 }
 
 /// The null network: flat logits, value 0 (a baseline, and a way to time the tree alone).
@@ -82,7 +88,13 @@ impl Backend for UniformBackend {
     fn name(&self) -> String {
         "uniform".into()
     }
-    fn forward(&self, _planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+    fn forward(
+        &self,
+        _planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError> {
         Ok(NetOutput::zeros(n, h * w))
     }
 }
@@ -173,7 +185,13 @@ impl<B: Backend + ?Sized> NetEvaluator<B> {
     ///
     /// # Errors
     /// The backend's error, or an output of the wrong length.
-    pub fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+    pub fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError> {
         let output = self.backend.forward(planes, n, h, w)?;
         if output.logits.len() != n * h * w || output.values.len() != n {
             return Err(format!(
@@ -256,7 +274,11 @@ impl<B: Backend + ?Sized> NetEvaluator<B> {
         for (k, (e, position)) in out.iter_mut().zip(planes.chunks(per)).enumerate() {
             let i = first + k;
             e.policy.resize(cells, 0.0);
-            masked_softmax_planes(position, &output.logits[i * cells..(i + 1) * cells], &mut e.policy);
+            masked_softmax_planes(
+                position,
+                &output.logits[i * cells..(i + 1) * cells],
+                &mut e.policy,
+            );
             e.value = output.values[i].clamp(-1.0, 1.0);
         }
     }
@@ -266,7 +288,11 @@ impl<B: Backend + ?Sized> NetEvaluator<B> {
     ///
     /// # Errors
     /// The backend's error.
-    pub fn try_evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) -> Result<(), BackendError> {
+    pub fn try_evaluate(
+        &self,
+        boards: &[&Board],
+        out: &mut Vec<Evaluation>,
+    ) -> Result<(), BackendError> {
         self.by_board_size(boards, out, |planes, n, h, w| self.forward(planes, n, h, w))
     }
 
@@ -297,7 +323,9 @@ impl<B: Backend + ?Sized> NetEvaluator<B> {
                 continue;
             }
             let (h, w) = dims(boards[i]);
-            let idx: Vec<usize> = (i..boards.len()).filter(|&j| dims(boards[j]) == (h, w)).collect();
+            let idx: Vec<usize> = (i..boards.len())
+                .filter(|&j| dims(boards[j]) == (h, w))
+                .collect();
             let group: Vec<&Board> = idx.iter().map(|&j| boards[j]).collect();
             planes.clear();
             self.encode(&group, &mut planes);
@@ -387,14 +415,25 @@ mod tests {
         fn name(&self) -> String {
             "broken".into()
         }
-        fn forward(&self, _: &[f32], _: usize, _: usize, _: usize) -> Result<NetOutput, BackendError> {
+        fn forward(
+            &self,
+            _: &[f32],
+            _: usize,
+            _: usize,
+            _: usize,
+        ) -> Result<NetOutput, BackendError> {
             Err("no network here".into())
         }
     }
 
     fn boards() -> Vec<Board> {
         let mut out = Vec::new();
-        for (w, h, rule) in [(9, 9, Rule::Freestyle), (15, 15, Rule::Renju), (9, 9, Rule::Caro), (7, 11, Rule::Renju)] {
+        for (w, h, rule) in [
+            (9, 9, Rule::Freestyle),
+            (15, 15, Rule::Renju),
+            (9, 9, Rule::Caro),
+            (7, 11, Rule::Renju),
+        ] {
             let mut b = Board::new(w, h, rule).unwrap();
             for i in 0..9 {
                 let legal = b.legal_moves();
@@ -435,7 +474,11 @@ mod tests {
             let legal = b.legal_moves();
             assert_eq!(e.value, 0.0);
             for p in b.points() {
-                let want = if legal.contains(&p) { 1.0 / legal.len() as f32 } else { 0.0 };
+                let want = if legal.contains(&p) {
+                    1.0 / legal.len() as f32
+                } else {
+                    0.0
+                };
                 assert!((e.policy[b.dense_index(p)] - want).abs() < 1e-6, "{p:?}");
             }
         }
@@ -451,8 +494,17 @@ mod tests {
             fn name(&self) -> String {
                 "short".into()
             }
-            fn forward(&self, _: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
-                Ok(NetOutput { logits: vec![0.0; n * h * w], values: vec![0.0; n - 1] })
+            fn forward(
+                &self,
+                _: &[f32],
+                n: usize,
+                h: usize,
+                w: usize,
+            ) -> Result<NetOutput, BackendError> {
+                Ok(NetOutput {
+                    logits: vec![0.0; n * h * w],
+                    values: vec![0.0; n - 1],
+                })
             }
         }
         let boards = boards();
@@ -461,7 +513,10 @@ mod tests {
         let mut out = Vec::new();
         ev.evaluate(&refs, &mut out);
         assert_eq!(ev.failures(), boards.len());
-        assert!(ev.take_error().is_some_and(|e| e.contains("0 values for 1 positions")));
+        assert!(
+            ev.take_error()
+                .is_some_and(|e| e.contains("0 values for 1 positions"))
+        );
         assert_eq!(out.len(), boards.len());
     }
 
@@ -473,11 +528,22 @@ mod tests {
             fn name(&self) -> String {
                 "ramp".into()
             }
-            fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+            fn forward(
+                &self,
+                planes: &[f32],
+                n: usize,
+                h: usize,
+                w: usize,
+            ) -> Result<NetOutput, BackendError> {
                 let cells = h * w;
                 let per = features::PLANES * cells;
-                let logits = (0..n * cells).map(|i| ((i * 7) % 13) as f32 * 0.2 + planes[(i / cells) * per + i % cells]).collect();
-                Ok(NetOutput { logits, values: (0..n).map(|k| k as f32 * 0.7 - 1.5).collect() })
+                let logits = (0..n * cells)
+                    .map(|i| ((i * 7) % 13) as f32 * 0.2 + planes[(i / cells) * per + i % cells])
+                    .collect();
+                Ok(NetOutput {
+                    logits,
+                    values: (0..n).map(|k| k as f32 * 0.7 - 1.5).collect(),
+                })
             }
         }
         let ev = NetEvaluator::new(Ramp);
@@ -519,31 +585,54 @@ mod tests {
             fn concurrent_forwards(&self) -> usize {
                 3
             }
-            fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+            fn forward(
+                &self,
+                planes: &[f32],
+                n: usize,
+                h: usize,
+                w: usize,
+            ) -> Result<NetOutput, BackendError> {
                 self.sizes.lock().unwrap().push(n);
                 if n == self.fail {
                     return Err("this part fails".into());
                 }
                 let per = planes.len() / n;
-                let logits = (0..n * h * w).map(|i| planes[(i / (h * w)) * per + i % (h * w)]).collect();
-                Ok(NetOutput { logits, values: (0..n).map(|k| planes[k * per + 1]).collect() })
+                let logits = (0..n * h * w)
+                    .map(|i| planes[(i / (h * w)) * per + i % (h * w)])
+                    .collect();
+                Ok(NetOutput {
+                    logits,
+                    values: (0..n).map(|k| planes[k * per + 1]).collect(),
+                })
             }
         }
         let (h, w) = (5, 5);
         let per = features::PLANES * h * w;
-        let planes: Vec<f32> = (0..50 * per).map(|i| (i % 97) as f32 + (i / per) as f32).collect();
-        let ev = NetEvaluator::new(Sessions { sizes: Mutex::new(Vec::new()), fail: 0 });
+        let planes: Vec<f32> = (0..50 * per)
+            .map(|i| (i % 97) as f32 + (i / per) as f32)
+            .collect();
+        let ev = NetEvaluator::new(Sessions {
+            sizes: Mutex::new(Vec::new()),
+            fail: 0,
+        });
         let split = ev.forward_split(&planes, 50, h, w).unwrap();
         assert_eq!(split, ev.forward(&planes, 50, h, w).unwrap());
         let mut sizes = ev.backend().sizes.lock().unwrap().clone();
         sizes.sort();
-        assert_eq!(sizes, [16, 17, 17, 50], "three parts at once, then the whole batch");
+        assert_eq!(
+            sizes,
+            [16, 17, 17, 50],
+            "three parts at once, then the whole batch"
+        );
         // Too few positions for parts of 8: one forward.
         ev.backend().sizes.lock().unwrap().clear();
         ev.forward_split(&planes[..10 * per], 10, h, w).unwrap();
         assert_eq!(*ev.backend().sizes.lock().unwrap(), [10]);
         // A failing part fails the whole forward.
-        let failing = NetEvaluator::new(Sessions { sizes: Mutex::new(Vec::new()), fail: 16 });
+        let failing = NetEvaluator::new(Sessions {
+            sizes: Mutex::new(Vec::new()),
+            fail: 16,
+        });
         let e = failing.forward_split(&planes, 50, h, w).unwrap_err();
         assert!(e.to_string().contains("this part fails"), "{e}");
     }
@@ -567,7 +656,13 @@ mod cache_tests {
         fn name(&self) -> String {
             "counted".into()
         }
-        fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+        fn forward(
+            &self,
+            planes: &[f32],
+            n: usize,
+            h: usize,
+            w: usize,
+        ) -> Result<NetOutput, BackendError> {
             if self.fail.load(Ordering::Relaxed) {
                 return Err("down".into());
             }
@@ -577,10 +672,20 @@ mod cache_tests {
             let mut out = NetOutput::zeros(n, cells);
             for k in 0..n {
                 let p = &planes[k * per..(k + 1) * per];
-                for (i, l) in out.logits[k * cells..(k + 1) * cells].iter_mut().enumerate() {
-                    *l = (0..features::PLANES).map(|c| p[c * cells + i] * (c as f32 + 1.0)).sum();
+                for (i, l) in out.logits[k * cells..(k + 1) * cells]
+                    .iter_mut()
+                    .enumerate()
+                {
+                    *l = (0..features::PLANES)
+                        .map(|c| p[c * cells + i] * (c as f32 + 1.0))
+                        .sum();
                 }
-                out.values[k] = p.iter().enumerate().map(|(i, v)| v * (i % 17) as f32).sum::<f32>() / 1e4;
+                out.values[k] = p
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v * (i % 17) as f32)
+                    .sum::<f32>()
+                    / 1e4;
             }
             Ok(out)
         }
@@ -598,16 +703,31 @@ mod cache_tests {
     fn the_key_covers_everything_the_planes_are_made_of() {
         let line = [(7, 7), (8, 8), (6, 6), (9, 9), (5, 5)];
         let a = play(&line, Rule::Freestyle, 15);
-        assert_eq!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Freestyle, 15)));
+        assert_eq!(
+            cache::key_of(&a),
+            cache::key_of(&play(&line, Rule::Freestyle, 15))
+        );
         // The same stones, other last moves: other planes 3 and 4.
         let swapped = [(5, 5), (8, 8), (6, 6), (9, 9), (7, 7)];
         assert_eq!(a.hash(), play(&swapped, Rule::Freestyle, 15).hash());
-        assert_ne!(cache::key_of(&a), cache::key_of(&play(&swapped, Rule::Freestyle, 15)));
+        assert_ne!(
+            cache::key_of(&a),
+            cache::key_of(&play(&swapped, Rule::Freestyle, 15))
+        );
         // The same stones and last two moves: the same planes, so one entry (a transposition).
         let transposed = [(6, 6), (8, 8), (7, 7), (9, 9), (5, 5)];
-        assert_eq!(cache::key_of(&a), cache::key_of(&play(&transposed, Rule::Freestyle, 15)));
-        assert_ne!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Renju, 15)));
-        assert_ne!(cache::key_of(&a), cache::key_of(&play(&line, Rule::Freestyle, 16)));
+        assert_eq!(
+            cache::key_of(&a),
+            cache::key_of(&play(&transposed, Rule::Freestyle, 15))
+        );
+        assert_ne!(
+            cache::key_of(&a),
+            cache::key_of(&play(&line, Rule::Renju, 15))
+        );
+        assert_ne!(
+            cache::key_of(&a),
+            cache::key_of(&play(&line, Rule::Freestyle, 16))
+        );
     }
 
     #[test]
@@ -629,7 +749,11 @@ mod cache_tests {
         }
         assert_eq!(plain.backend().ran.load(Ordering::Relaxed), 12);
         // Positions 0 and 1 are one transposition: three forwards, then none.
-        assert_eq!(cached.backend().ran.load(Ordering::Relaxed), 4, "within the first batch the two still both run");
+        assert_eq!(
+            cached.backend().ran.load(Ordering::Relaxed),
+            4,
+            "within the first batch the two still both run"
+        );
         assert_eq!(cached.cache_stats(), Some((12, 8)));
     }
 
@@ -644,7 +768,10 @@ mod cache_tests {
         let stand_in = out[0].clone();
         ev.backend().fail.store(false, Ordering::Relaxed);
         ev.evaluate(&[&b], &mut out);
-        assert_ne!(out[0], stand_in, "the network's answer, not the uniform stand-in");
+        assert_ne!(
+            out[0], stand_in,
+            "the network's answer, not the uniform stand-in"
+        );
         assert_eq!(ev.backend().ran.load(Ordering::Relaxed), 1);
     }
 }

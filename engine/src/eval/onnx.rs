@@ -226,10 +226,14 @@ pub const MAX_MODEL_BYTES: u64 = 512 << 20;
 /// Reads a model file (size-capped); returns its bytes and its display name for messages.
 pub(crate) fn read_model_file(path: &Path) -> Result<(Vec<u8>, String), OnnxError> {
     let file = path.display().to_string();
-    let read_err = |source| OnnxError::Read { file: file.clone(), source };
+    let read_err = |source| OnnxError::Read {
+        file: file.clone(),
+        source,
+    };
     let len = std::fs::metadata(path).map_err(read_err)?.len();
     if len > MAX_MODEL_BYTES {
-        let message = format!("{len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model");
+        let message =
+            format!("{len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model");
         return Err(OnnxError::NotOnnx { file, message });
     }
     let bytes = std::fs::read(path).map_err(read_err)?;

@@ -72,8 +72,10 @@ impl OnnxEvaluator {
         config: OnnxEvaluatorConfig,
     ) -> Result<OnnxEvaluator, OnnxError> {
         let (bytes, file) = super::onnx::read_model_file(path.as_ref())?;
-        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(&bytes, file, config)?)
-            .with_cache(config.cache_entries))
+        Ok(
+            NetEvaluator::new(OnnxSessions::from_bytes_named(&bytes, file, config)?)
+                .with_cache(config.cache_entries),
+        )
     }
 
     /// As `load`, from bytes in memory.
@@ -84,8 +86,12 @@ impl OnnxEvaluator {
         bytes: &[u8],
         config: OnnxEvaluatorConfig,
     ) -> Result<OnnxEvaluator, OnnxError> {
-        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(bytes, "<memory>".into(), config)?)
-            .with_cache(config.cache_entries))
+        Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(
+            bytes,
+            "<memory>".into(),
+            config,
+        )?)
+        .with_cache(config.cache_entries))
     }
 
     pub fn meta(&self) -> &ModelMeta {
@@ -145,7 +151,13 @@ impl Backend for OnnxSessions {
         )
     }
 
-    fn forward(&self, planes: &[f32], n: usize, h: usize, w: usize) -> Result<NetOutput, BackendError> {
+    fn forward(
+        &self,
+        planes: &[f32],
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutput, BackendError> {
         let (logits, values) = self.with_session(|m| m.run(planes, n, h, w))?;
         Ok(NetOutput { logits, values })
     }

@@ -43,7 +43,12 @@ pub enum GameError {
     #[error("unsupported board size {width}x{height} (each side must be {MIN_SIZE}..={MAX_SIZE})")]
     BadSize { width: usize, height: usize },
     #[error("point {x},{y} is off the {width}x{height} board")]
-    OffBoard { x: i64, y: i64, width: usize, height: usize },
+    OffBoard {
+        x: i64,
+        y: i64,
+        width: usize,
+        height: usize,
+    },
     #[error("point {0} is already occupied")]
     Occupied(Pos),
     #[error("point {0} is forbidden for black under renju")]
@@ -112,7 +117,14 @@ impl Iterator for PointsMaking<'_> {
 
 impl std::fmt::Debug for Board {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "Board {}x{} {} moves={:?}", self.width, self.height, self.rule, self.moves())?;
+        writeln!(
+            f,
+            "Board {}x{} {} moves={:?}",
+            self.width,
+            self.height,
+            self.rule,
+            self.moves()
+        )?;
         for y in 0..self.height {
             for x in 0..self.width {
                 let c = match self.cells[Pos::new(x, y).index()] {
@@ -219,7 +231,12 @@ impl Board {
         if self.contains(x, y) {
             Ok(Pos::new(x as usize, y as usize))
         } else {
-            Err(GameError::OffBoard { x, y, width: self.width, height: self.height })
+            Err(GameError::OffBoard {
+                x,
+                y,
+                width: self.width,
+                height: self.height,
+            })
         }
     }
 
@@ -235,7 +252,14 @@ impl Board {
     /// the board costs a few hundred nanoseconds.
     pub fn points_making(&self, c: Color, min: Pattern) -> PointsMaking<'_> {
         let first = Pos::new(0, 0).index();
-        PointsMaking { board: self, colour: c.index(), floor: u32::from(min as u8) * 0x0101_0101, y: 0, i: first, row_end: first + self.width }
+        PointsMaking {
+            board: self,
+            colour: c.index(),
+            floor: u32::from(min as u8) * 0x0101_0101,
+            y: 0,
+            i: first,
+            row_end: first + self.width,
+        }
     }
 
     /// Row-major index `y * width + x` of a point (policy and feature layouts use it).
@@ -266,7 +290,11 @@ impl Board {
     /// Black moves when both colours have as many stones; otherwise the side with fewer stones.
     #[inline]
     pub fn side_to_move(&self) -> Color {
-        if self.stones[0] <= self.stones[1] { Color::Black } else { Color::White }
+        if self.stones[0] <= self.stones[1] {
+            Color::Black
+        } else {
+            Color::White
+        }
     }
     #[inline]
     pub fn stone_count(&self, c: Color) -> usize {
@@ -312,7 +340,9 @@ impl Board {
     /// The four line patterns `c` would make by playing the empty point `p`.
     #[inline]
     pub fn threats(&self, p: Pos, c: Color) -> CellThreats {
-        CellThreats { patterns: self.patterns[p.index()][c.index()] }
+        CellThreats {
+            patterns: self.patterns[p.index()][c.index()],
+        }
     }
 
     /// Would `c` win by playing the empty point `p`?
@@ -342,7 +372,9 @@ impl Board {
     }
 
     pub fn legal_moves(&self) -> Vec<Pos> {
-        let mut out = Vec::with_capacity(self.width * self.height - self.history.len().min(self.width * self.height));
+        let mut out = Vec::with_capacity(
+            self.width * self.height - self.history.len().min(self.width * self.height),
+        );
         self.legal_moves_into(&mut out);
         out
     }
@@ -374,7 +406,11 @@ impl Board {
     pub fn legal_mask(&self, mask: &mut [f32], on: f32) -> usize {
         let forbid = self.side_has_forbidden_points();
         let mut n = 0;
-        for (y, row) in mask.chunks_exact_mut(self.width).take(self.height).enumerate() {
+        for (y, row) in mask
+            .chunks_exact_mut(self.width)
+            .take(self.height)
+            .enumerate()
+        {
             let cells = self.row_cells(y);
             if forbid {
                 for (x, (m, &c)) in row.iter_mut().zip(cells).enumerate() {
@@ -410,7 +446,8 @@ impl Board {
             let row = Pos::new(0, y);
             for x in 0..self.width {
                 let p = row.offset(x as isize);
-                if self.cells[p.index()] == Cell::Empty && !(forbid && forbidden::is_forbidden(self, p))
+                if self.cells[p.index()] == Cell::Empty
+                    && !(forbid && forbidden::is_forbidden(self, p))
                 {
                     f(p, i);
                 }
@@ -461,7 +498,10 @@ impl Board {
     /// Puts a stone without checks. The caller guarantees `p` is an empty on-board point.
     #[inline]
     pub fn place_unchecked(&mut self, p: Pos, c: Color) {
-        debug_assert!(self.is_on_board(p) && self.is_empty(p), "place_unchecked on {p:?}");
+        debug_assert!(
+            self.is_on_board(p) && self.is_empty(p),
+            "place_unchecked on {p:?}"
+        );
         // Masking keeps the index provably in range (a no-op for any point on the board).
         let i = p.index() & (CELLS - 1);
         self.cells[i] = Cell::stone(c);
@@ -517,8 +557,15 @@ impl Board {
         // Saved straight into the stack's new entry: filling a local array and pushing it made
         // LLVM copy the 80 bytes one by one.
         self.saved.push([[Pattern::Dead; 2]; NEIGHBOURS]);
-        let Some(saved) = self.saved.last_mut() else { return };
-        let (cells, keys, patterns, pairs) = (&*self.cells, &mut *self.keys, &mut *self.patterns, self.pairs);
+        let Some(saved) = self.saved.last_mut() else {
+            return;
+        };
+        let (cells, keys, patterns, pairs) = (
+            &*self.cells,
+            &mut *self.keys,
+            &mut *self.patterns,
+            self.pairs,
+        );
         Self::for_each_neighbour(p, |n, d, q, shift| {
             let key = (keys[q][d] & !(3 << shift)) | (code << shift);
             keys[q][d] = key;
@@ -565,8 +612,18 @@ impl Board {
             ($d:literal, $k:literal) => {
                 let step = DIRECTIONS[$d] * $k;
                 let n = ($d * 5 + $k - 1) * 2;
-                f(n, $d, base.wrapping_add_signed(step) & (CELLS - 1), 2 * pattern::slot(-$k));
-                f(n + 1, $d, base.wrapping_add_signed(-step) & (CELLS - 1), 2 * pattern::slot($k));
+                f(
+                    n,
+                    $d,
+                    base.wrapping_add_signed(step) & (CELLS - 1),
+                    2 * pattern::slot(-$k),
+                );
+                f(
+                    n + 1,
+                    $d,
+                    base.wrapping_add_signed(-step) & (CELLS - 1),
+                    2 * pattern::slot($k),
+                );
             };
         }
         macro_rules! line {
@@ -591,7 +648,8 @@ impl Board {
             *key &= !(3 << shift);
             let key = *key;
             if self.cells[q] == Cell::Empty {
-                [self.patterns[q][0][d], self.patterns[q][1][d]] = pair_pattern(self.pairs[(key & KEY_MASK) as usize]);
+                [self.patterns[q][0][d], self.patterns[q][1][d]] =
+                    pair_pattern(self.pairs[(key & KEY_MASK) as usize]);
             }
         });
         self.refresh_patterns(p);
@@ -607,7 +665,9 @@ impl Board {
 
     /// Does the stone on `p` stand in a winning five (per the rule, for its colour)?
     pub fn is_five_at(&self, p: Pos) -> bool {
-        let Some(c) = self.cells[p.index()].color() else { return false };
+        let Some(c) = self.cells[p.index()].color() else {
+            return false;
+        };
         let own = Cell::stone(c);
         DIRECTIONS.iter().any(|&step| {
             let mut back = 1;
@@ -656,7 +716,9 @@ impl Board {
                 }
             }
         }
-        self.points().filter(|p| mark[p.index()] && self.is_empty(*p)).collect()
+        self.points()
+            .filter(|p| mark[p.index()] && self.is_empty(*p))
+            .collect()
     }
 }
 

@@ -14,6 +14,6 @@ mod zobrist;
 
 pub use board::{Board, Cell, GameError};
 pub use pattern::{CellThreats, Pattern};
+pub(crate) use pos::CELLS;
 pub use pos::{Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, Pos, Rule};
 pub use zobrist::mix64;
-pub(crate) use pos::CELLS;

@@ -85,7 +85,11 @@ pub(crate) const KEY_BITS: u32 = 20;
 /// Key slot of the neighbour at `offset` (-5..=5, not 0) from the centre.
 #[inline]
 pub(crate) const fn slot(offset: isize) -> u32 {
-    if offset < 0 { (offset + 5) as u32 } else { (offset + 4) as u32 }
+    if offset < 0 {
+        (offset + 5) as u32
+    } else {
+        (offset + 4) as u32
+    }
 }
 
 /// Swaps own and opponent codes in a key, leaving empty and wall: white's view of a black key.
@@ -99,7 +103,8 @@ pub(crate) type PatternTable = [Pattern];
 
 /// The table for a five-rule, built on first use (about 1M entries, tens of milliseconds).
 pub(crate) fn table(rule: FiveRule) -> &'static PatternTable {
-    static TABLES: [OnceLock<Box<PatternTable>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static TABLES: [OnceLock<Box<PatternTable>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     TABLES[rule as usize].get_or_init(|| build_table(rule))
 }
 
@@ -271,7 +276,9 @@ fn build_table(rule: FiveRule) -> Box<PatternTable> {
     for key in 0..size as u32 {
         classify(key, rule, &mut memo);
     }
-    memo.into_iter().map(|code| Pattern::ALL[code as usize]).collect()
+    memo.into_iter()
+        .map(|code| Pattern::ALL[code as usize])
+        .collect()
 }
 
 /// The four line patterns of one cell for one colour, summarised for evaluation and search.
@@ -343,7 +350,11 @@ mod tests {
             let (pairs, b, w) = (pair_table(black, white), table(black), table(white));
             for key in 0..1u32 << KEY_BITS {
                 let want = [b[key as usize], w[swap_colors(key) as usize]];
-                assert_eq!(pair_pattern(pairs[key as usize]), want, "key {key:#x} {black:?}/{white:?}");
+                assert_eq!(
+                    pair_pattern(pairs[key as usize]),
+                    want,
+                    "key {key:#x} {black:?}/{white:?}"
+                );
             }
         }
     }

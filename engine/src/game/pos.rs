@@ -51,7 +51,11 @@ impl Pos {
 
 impl fmt::Debug for Pos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_none() { write!(f, "none") } else { write!(f, "{},{}", self.x(), self.y()) }
+        if self.is_none() {
+            write!(f, "none")
+        } else {
+            write!(f, "{},{}", self.x(), self.y())
+        }
     }
 }
 
@@ -141,7 +145,9 @@ impl std::str::FromStr for Rule {
             "standard" | "exact" | "1" => Ok(Rule::Standard),
             "renju" | "4" | "2" => Ok(Rule::Renju),
             "caro" | "8" => Ok(Rule::Caro),
-            other => Err(format!("unknown rule '{other}' (freestyle, standard, renju, caro)")),
+            other => Err(format!(
+                "unknown rule '{other}' (freestyle, standard, renju, caro)"
+            )),
         }
     }
 }

@@ -43,7 +43,13 @@ impl Grid {
     }
 
     /// Length of the run of `c` through (x, y) along (dx, dy), and what lies beyond each end.
-    fn run(&self, x: i64, y: i64, (dx, dy): (i64, i64), c: Color) -> (usize, Option<Option<Color>>, Option<Option<Color>>) {
+    fn run(
+        &self,
+        x: i64,
+        y: i64,
+        (dx, dy): (i64, i64),
+        c: Color,
+    ) -> (usize, Option<Option<Color>>, Option<Option<Color>>) {
         let mut back = 1;
         while self.get(x - back * dx, y - back * dy) == Some(Some(c)) {
             back += 1;
@@ -57,11 +63,19 @@ impl Grid {
         ((back + ahead - 1) as usize, before, after)
     }
 
-    fn run_wins(&self, len: usize, before: Option<Option<Color>>, after: Option<Option<Color>>, c: Color) -> bool {
+    fn run_wins(
+        &self,
+        len: usize,
+        before: Option<Option<Color>>,
+        after: Option<Option<Color>>,
+        c: Color,
+    ) -> bool {
         match (self.rule, c) {
             (Rule::Freestyle, _) | (Rule::Renju, Color::White) => len >= 5,
             (Rule::Standard, _) | (Rule::Renju, Color::Black) => len == 5,
-            (Rule::Caro, _) => len == 5 && !(before == Some(Some(c.opp())) && after == Some(Some(c.opp()))),
+            (Rule::Caro, _) => {
+                len == 5 && !(before == Some(Some(c.opp())) && after == Some(Some(c.opp())))
+            }
         }
     }
 
@@ -97,7 +111,11 @@ impl Grid {
     fn fours(&self, x: i64, y: i64, d: (i64, i64)) -> (usize, bool) {
         let c = self.completions(x, y, d);
         let straight = c.iter().any(|&a| {
-            c.iter().any(|&b| b - a == 5 && (a + 1..b).all(|k| self.get(x + k * d.0, y + k * d.1) == Some(Some(Color::Black))))
+            c.iter().any(|&b| {
+                b - a == 5
+                    && (a + 1..b)
+                        .all(|k| self.get(x + k * d.0, y + k * d.1) == Some(Some(Color::Black)))
+            })
         });
         (c.len() - usize::from(straight), straight && c.len() == 2)
     }
@@ -109,7 +127,10 @@ impl Grid {
         }
         let mut g = self.clone();
         g.set(x, y, Some(Color::Black));
-        let runs: Vec<usize> = DIRS.iter().map(|&d| g.run(x, y, d, Color::Black).0).collect();
+        let runs: Vec<usize> = DIRS
+            .iter()
+            .map(|&d| g.run(x, y, d, Color::Black).0)
+            .collect();
         if runs.contains(&5) {
             return false; // five takes precedence
         }
@@ -134,7 +155,8 @@ impl Grid {
                         }
                         let mut h = g.clone();
                         h.set(qx, qy, Some(Color::Black));
-                        let between_black = (k.min(0) + 1..k.max(0)).all(|j| g.get(x + j * d.0, y + j * d.1) == Some(Some(Color::Black)));
+                        let between_black = (k.min(0) + 1..k.max(0))
+                            .all(|j| g.get(x + j * d.0, y + j * d.1) == Some(Some(Color::Black)));
                         between_black && h.fours(x, y, d).1 && !g.is_forbidden(qx, qy)
                     })
             })

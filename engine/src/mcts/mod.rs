@@ -479,7 +479,9 @@ impl Search {
             || s.tree.nodes.len() >= limits.max_nodes
             || (root.is_proven() && root.state == State::Expanded)
             || limits.stop.load(Ordering::Relaxed)
-            || limits.deadline.is_some_and(|d| Instant::now() + next_batch >= d)
+            || limits
+                .deadline
+                .is_some_and(|d| Instant::now() + next_batch >= d)
     }
 
     fn work(
@@ -498,7 +500,10 @@ impl Search {
                     s.stopped = true;
                     break;
                 }
-                let report = limits.progress.as_ref().and_then(|h| progress_due(&mut s, h, &self.config));
+                let report = limits
+                    .progress
+                    .as_ref()
+                    .and_then(|h| progress_due(&mut s, h, &self.config));
                 maybe_restrict_root(&mut s);
                 maybe_noise(&self.config, &mut s);
                 let n = (batch as u64).min(limits.max_visits - s.started) as usize;
@@ -533,7 +538,11 @@ impl Search {
     fn note_eval_time(&self, took: Duration) {
         let new = took.as_nanos().min(u64::MAX as u128) as u64;
         let old = self.eval_ns.load(Ordering::Relaxed);
-        let avg = if old == 0 { new } else { (old / 4) * 3 + new / 4 };
+        let avg = if old == 0 {
+            new
+        } else {
+            (old / 4) * 3 + new / 4
+        };
         self.eval_ns.store(avg.max(1), Ordering::Relaxed);
     }
 
@@ -766,7 +775,11 @@ fn ctx_of<'a>(config: &MctsConfig, explore_small: &'a [f32]) -> Ctx<'a> {
 }
 
 /// The progress report when one is due (and the next one scheduled), read under the lock.
-fn progress_due(s: &mut Shared, hook: &ProgressHook, config: &MctsConfig) -> Option<ProgressReport> {
+fn progress_due(
+    s: &mut Shared,
+    hook: &ProgressHook,
+    config: &MctsConfig,
+) -> Option<ProgressReport> {
     let now = Instant::now();
     if now < s.report_due {
         return None;
@@ -860,7 +873,11 @@ fn principal_variation(tree: &Tree, edge: usize, mv: Pos) -> Vec<Pos> {
                 continue;
             }
             let c = &tree.nodes[e.child as usize];
-            let key = if c.proven == Some(Proven::Win) { u32::MAX } else { c.visits };
+            let key = if c.proven == Some(Proven::Win) {
+                u32::MAX
+            } else {
+                c.visits
+            };
             if key > 0 && next.is_none_or(|(k, _, _)| key > k) {
                 next = Some((key, e.mv, e.child));
             }
@@ -892,10 +909,13 @@ fn choose(children: &[RootCandidate], how: FinalChoice) -> Option<usize> {
     let max_visits = pool.iter().map(|&i| children[i].visits).max().unwrap_or(0);
     if max_visits == 0 {
         // Nothing searched: the prior decides.
-        return pool
-            .iter()
-            .copied()
-            .reduce(|a, b| if children[b].prior > children[a].prior { b } else { a });
+        return pool.iter().copied().reduce(|a, b| {
+            if children[b].prior > children[a].prior {
+                b
+            } else {
+                a
+            }
+        });
     }
     let by_visits = pool.iter().copied().reduce(|a, b| {
         if children[b].visits > children[a].visits {

@@ -15,7 +15,9 @@ pub(crate) const NO_NODE: u32 = 0;
 
 /// A proven game-theoretic result, for the side to move at the root unless said otherwise (in
 /// the tree: for the player who moved into the node). Ordered worst to best.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Proven {
     Loss,
@@ -257,7 +259,10 @@ impl Tree {
     pub fn restrict_root(&mut self, keep: &[Pos]) {
         let root = self.nodes[0];
         let (first, n) = (root.first_edge as usize, root.n_edges as usize);
-        let kept = self.edges[first..first + n].iter().filter(|e| keep.contains(&e.mv)).count();
+        let kept = self.edges[first..first + n]
+            .iter()
+            .filter(|e| keep.contains(&e.mv))
+            .count();
         if root.state != State::Expanded || root.in_flight > 0 || kept == 0 || kept == n {
             return;
         }
@@ -269,7 +274,11 @@ impl Tree {
             e.prior = quantize_prior(e.prior() / mass);
         }
         super::worker::sort_edges(&mut edges[..kept]);
-        let dropped: Vec<u32> = edges[kept..].iter().map(|e| e.child).filter(|&c| c != NO_NODE).collect();
+        let dropped: Vec<u32> = edges[kept..]
+            .iter()
+            .map(|e| e.child)
+            .filter(|&c| c != NO_NODE)
+            .collect();
         self.nodes[0].n_edges = kept as u16;
         for c in dropped {
             let child = self.nodes[c as usize];
@@ -280,7 +289,12 @@ impl Tree {
         // Edges with children may now stand behind edges without: selection must scan them all.
         self.root_reordered = true;
         self.nodes[0].proven = None;
-        let children: Vec<u32> = self.edges_of(0).iter().map(|e| e.child).filter(|&c| c != NO_NODE).collect();
+        let children: Vec<u32> = self
+            .edges_of(0)
+            .iter()
+            .map(|e| e.child)
+            .filter(|&c| c != NO_NODE)
+            .collect();
         for c in children {
             if self.propagate_proven(0, c) {
                 break;
@@ -590,7 +604,11 @@ impl Tree {
         // summed by visit count: exact up to 2^16 visits, pooled above (a handful of nodes).
         const EXACT: usize = 1 << 16;
         let cost = |t: &Tree, i: usize| {
-            let children = t.edges_of(i as u32).iter().filter(|e| e.child != NO_NODE).count();
+            let children = t
+                .edges_of(i as u32)
+                .iter()
+                .filter(|e| e.child != NO_NODE)
+                .count();
             t.nodes[i].n_edges as usize * EDGE_BYTES + children * NODE_BYTES
         };
         let mut cost_by_visits = vec![0usize; EXACT + 1];
@@ -642,7 +660,10 @@ impl Tree {
             self.nodes[i].in_flight = kept;
             if keeps(&self.nodes[i], i) {
                 with_edges.push(i as u32);
-                let (first, len) = (self.nodes[i].first_edge as usize, self.nodes[i].n_edges as usize);
+                let (first, len) = (
+                    self.nodes[i].first_edge as usize,
+                    self.nodes[i].n_edges as usize,
+                );
                 for e in first..first + len {
                     let c = self.edges[e].child;
                     if c != NO_NODE {
@@ -836,23 +857,43 @@ mod tests {
         let node = |visits: u32, first_edge: u32, n_edges: u16| Node {
             first_edge,
             n_edges,
-            state: if n_edges > 0 { State::Expanded } else { State::Fresh },
+            state: if n_edges > 0 {
+                State::Expanded
+            } else {
+                State::Fresh
+            },
             visits,
             value_sum: visits as f64 * 0.25,
             ..Node::FRESH
         };
-        let edge = |x: usize, child: u32| Edge { mv: Pos::new(x, 0), prior: 100, child };
+        let edge = |x: usize, child: u32| Edge {
+            mv: Pos::new(x, 0),
+            prior: 100,
+            child,
+        };
         // Root (13 visits) -> a: A (10) -> A1 (3, two edges, no children); b: B (2) -> B1 (1).
         // Arena order: 0 root, 1 B, 2 A, 3 B1, 4 A1; edges: A1 0..2, root 2..5, B 5..8, A 8..10.
         // Costs: root 24 + 3*8 + 2*24 = 96, A 2*8 + 24 = 40, A1 2*8 = 16, B 3*8 + 24 = 48: half a
         // 320-byte budget (160) keeps A and A1 (152) and not B (200).
         let mut t = Tree::new(320);
-        t.nodes = vec![node(13, 2, 3), node(2, 5, 3), node(10, 8, 2), node(1, 0, 0), node(3, 0, 2)];
+        t.nodes = vec![
+            node(13, 2, 3),
+            node(2, 5, 3),
+            node(10, 8, 2),
+            node(1, 0, 0),
+            node(3, 0, 2),
+        ];
         t.edges = vec![
-            edge(7, NO_NODE), edge(8, NO_NODE), // A1
-            edge(0, 2), edge(1, 1), edge(2, NO_NODE), // root
-            edge(3, 3), edge(4, NO_NODE), edge(5, NO_NODE), // B
-            edge(6, 4), edge(9, NO_NODE), // A
+            edge(7, NO_NODE),
+            edge(8, NO_NODE), // A1
+            edge(0, 2),
+            edge(1, 1),
+            edge(2, NO_NODE), // root
+            edge(3, 3),
+            edge(4, NO_NODE),
+            edge(5, NO_NODE), // B
+            edge(6, 4),
+            edge(9, NO_NODE), // A
         ];
         t.nodes[3].proven = Some(Proven::Win);
         t.full = true;
@@ -861,17 +902,33 @@ mod tests {
         assert_eq!(t.nodes.len(), 4, "B1 goes with B's edges");
         assert_eq!(t.edges.len(), 7);
         let visits: Vec<u32> = t.nodes.iter().map(|n| n.visits).collect();
-        assert_eq!(visits, [13, 2, 10, 3], "survivors keep their order and statistics");
+        assert_eq!(
+            visits,
+            [13, 2, 10, 3],
+            "survivors keep their order and statistics"
+        );
         assert_eq!(t.nodes[1].value_sum, 0.5);
-        let moves = |t: &Tree, n: u32| t.edges_of(n).iter().map(|e| (e.mv.x(), e.child)).collect::<Vec<_>>();
+        let moves = |t: &Tree, n: u32| {
+            t.edges_of(n)
+                .iter()
+                .map(|e| (e.mv.x(), e.child))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(moves(&t, 0), [(0, 2), (1, 1), (2, NO_NODE)]);
         assert_eq!(moves(&t, 2), [(6, 3), (9, NO_NODE)]);
         assert_eq!(moves(&t, 3), [(7, NO_NODE), (8, NO_NODE)]);
-        assert_eq!((t.nodes[1].n_edges, t.nodes[1].state), (0, State::Fresh), "B is a leaf again");
+        assert_eq!(
+            (t.nodes[1].n_edges, t.nodes[1].state),
+            (0, State::Fresh),
+            "B is a leaf again"
+        );
         // Moving the root to A keeps A's subtree alone, A renumbered 0, in place.
         let mut r = t.clone();
         r.rebase(2);
-        assert_eq!(r.nodes.iter().map(|n| n.visits).collect::<Vec<_>>(), [10, 3]);
+        assert_eq!(
+            r.nodes.iter().map(|n| n.visits).collect::<Vec<_>>(),
+            [10, 3]
+        );
         assert_eq!(moves(&r, 0), [(6, 1), (9, NO_NODE)]);
         assert_eq!(moves(&r, 1), [(7, NO_NODE), (8, NO_NODE)]);
         assert_eq!(r.edges.len(), 4);
@@ -885,7 +942,10 @@ mod tests {
         t.nodes = Vec::with_capacity(12);
         t.nodes.push(node(13, 0, 3));
         t.edges = vec![edge(0, NO_NODE); 3];
-        assert!(!t.reserve(0, 20), "12 nodes' capacity leaves no room for 23 edges");
+        assert!(
+            !t.reserve(0, 20),
+            "12 nodes' capacity leaves no room for 23 edges"
+        );
         assert!(t.prune());
         assert!(t.reserve(0, 20));
         // The root's own moves fill the budget: no room can be made.

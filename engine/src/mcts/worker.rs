@@ -267,10 +267,7 @@ impl Worker {
                 }
                 Verdict::Open => {
                     kept.set_policy(board, eval);
-                    (
-                        -eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64,
-                        None,
-                    )
+                    (-eval.map_or(0.0, |e| e.value.clamp(-1.0, 1.0)) as f64, None)
                 }
             };
             let mut proven = proven;
@@ -444,11 +441,12 @@ fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: Option<Proven>) {
     let total = kept.total;
     // One pass over the two arrays writes the edges, normalised and quantised; sorting is then
     // usually one pass that finds them in order already.
-    tree.edges.extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
-        mv,
-        prior: quantize_prior(p / total),
-        child: NO_NODE,
-    }));
+    tree.edges
+        .extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
+            mv,
+            prior: quantize_prior(p / total),
+            child: NO_NODE,
+        }));
     sort_edges(&mut tree.edges[first as usize..]);
     let n = &mut tree.nodes[node as usize];
     n.first_edge = first;

@@ -7,8 +7,8 @@
 //! that spoil a threat's second stage all come out of the same fresh search: nothing is assumed.
 
 use super::threat::{five_on_board, legal_for};
-use super::verify::{Check, Strategy, verify_shifted};
 use super::vct::VctTables;
+use super::verify::{Check, Strategy, verify_shifted};
 use super::{Limits, Proof, Sliced, Solve, Stats, WinKind, solve_with};
 use crate::game::{Board, Color, Pos};
 
@@ -76,7 +76,14 @@ pub(crate) fn judge(
     // ones (an equal split up front left the time of the quickly settled moves unused). A win
     // found after one move is replayed after the others before they search: neighbouring
     // defences often lose to the same attack.
-    let mut pending: Vec<Pending> = survivors.into_iter().map(|m| Pending { m, search: Sliced::new(opp, kind), replayed: 0 }).collect();
+    let mut pending: Vec<Pending> = survivors
+        .into_iter()
+        .map(|m| Pending {
+            m,
+            search: Sliced::new(opp, kind),
+            replayed: 0,
+        })
+        .collect();
     let mut wins: Vec<(u64, Strategy)> = Vec::new();
     for round in 0.. {
         if pending.is_empty() || !lim.check_now() {
@@ -100,7 +107,8 @@ pub(crate) fn judge(
                 out.loses.push(p.m);
                 continue;
             } else {
-                p.search.resume_sharing(tables, b, lim, (1, spread * (n - i as u64)), stats)
+                p.search
+                    .resume_sharing(tables, b, lim, (1, spread * (n - i as u64)), stats)
             };
             b.undo();
             match verdict {
@@ -184,6 +192,14 @@ pub fn defences(board: &Board, side: Color, budget: super::Budget) -> Defences {
     let Some(proof) = found else {
         return answer(Threat::Unknown, Judged::default());
     };
-    let moves = judge(&mut b, side, &proof, WinKind::Vct, &mut lim, &mut stats, &mut VctTables::default());
+    let moves = judge(
+        &mut b,
+        side,
+        &proof,
+        WinKind::Vct,
+        &mut lim,
+        &mut stats,
+        &mut VctTables::default(),
+    );
     answer(Threat::Win(proof.kind), moves)
 }

@@ -49,8 +49,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::game::{Board, Color, Pattern, Pos, Rule};
-use threat::{first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells, winning_fours};
 pub use defend::{Defences, Judged, Threat, defences};
+use threat::{
+    first_five_point, five_on_board, five_points, four_replies, legal_for, line_cells,
+    winning_fours,
+};
 pub use verify::{Strategy, line_reaches_five, verify_strategy};
 
 /// How much a search may spend: a node count, a wall-clock deadline and a stop flag raised from
@@ -90,7 +93,10 @@ impl Budget {
     }
     /// Also ends when `stop` is raised.
     pub fn with_stop(self, stop: Arc<AtomicBool>) -> Budget {
-        Budget { stop: Some(stop), ..self }
+        Budget {
+            stop: Some(stop),
+            ..self
+        }
     }
 }
 
@@ -130,7 +136,10 @@ impl Limits {
         } else if before >> 8 != self.used >> 8 || before == 0 {
             // Reading the clock and the flag every 256 nodes keeps them off the profile.
             if self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+                || self
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Relaxed))
             {
                 self.stopped = true;
             }
@@ -142,7 +151,10 @@ impl Limits {
     }
     /// The deadline and stop flag, for the proof checker.
     pub(crate) fn clock(&self) -> verify::Clock {
-        verify::Clock { deadline: self.deadline, stop: self.stop.clone() }
+        verify::Clock {
+            deadline: self.deadline,
+            stop: self.stop.clone(),
+        }
     }
     /// Reads the clock and the stop flag now, whatever the node count: for loops whose single
     /// step is expensive (a strategy replay, a sub-search) and that tick too rarely to reach the
@@ -150,7 +162,10 @@ impl Limits {
     pub(crate) fn check_now(&mut self) -> bool {
         if !self.stopped
             && (self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)))
+                || self
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Relaxed)))
         {
             self.stopped = true;
         }
@@ -166,7 +181,9 @@ impl Limits {
         };
         let deadline = self.deadline.map(|d| {
             let now = Instant::now();
-            now + d.saturating_duration_since(now).mul_f64(num as f64 / den as f64)
+            now + d
+                .saturating_duration_since(now)
+                .mul_f64(num as f64 / den as f64)
         });
         Limits {
             used: 0,
@@ -336,7 +353,11 @@ fn analyse_in(board: &Board, side: Color, budget: Budget, memory: &mut Memory) -
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
     let mut proof = None;
-    let done = |tactics, stats, proof| Analysis { tactics, stats, proof };
+    let done = |tactics, stats, proof| Analysis {
+        tactics,
+        stats,
+        proof,
+    };
     if lim.stopped() {
         return done(RootTactics::Unknown, stats, proof);
     }
@@ -370,13 +391,20 @@ fn analyse_inner(
 ) -> RootTactics {
     let opp = side.opp();
     let [black, white] = &mut memory.vct;
-    let (our_tables, their_tables) = if side == Color::Black { (black, white) } else { (white, black) };
+    let (our_tables, their_tables) = if side == Color::Black {
+        (black, white)
+    } else {
+        (white, black)
+    };
     let opp_fives = five_points(b, opp);
     if !opp_fives.is_empty() && four_replies(b, opp, &opp_fives).is_empty() {
         return RootTactics::Lost;
     }
     let won = |p: Proof, proof: &mut Option<Proof>| {
-        let tactics = RootTactics::ForcedWin { line: p.line.clone(), kind: p.kind };
+        let tactics = RootTactics::ForcedWin {
+            line: p.line.clone(),
+            kind: p.kind,
+        };
         *proof = Some(p);
         tactics
     };
@@ -419,7 +447,9 @@ fn analyse_inner(
                 Solve::Win(p) => return won(p, proof),
                 Solve::NoWin => {
                     // Ours is settled: theirs takes half of the rest, the judging the other half.
-                    if let Solve::Win(p) = theirs.resume_sharing(their_tables, b, lim, (1, 2), stats) {
+                    if let Solve::Win(p) =
+                        theirs.resume_sharing(their_tables, b, lim, (1, 2), stats)
+                    {
                         threat = Some(p);
                     }
                     break;
@@ -443,7 +473,14 @@ fn analyse_inner(
 /// The root answer to the opponent's verified win: the moves not proven to lose (those that hold
 /// and those the budget did not settle), or `Lost` when every move loses. Moves are judged
 /// against a VCT whatever the threat's kind: a block that stops a VCF can still lose to threes.
-fn must_block(b: &mut Board, side: Color, proof: &Proof, lim: &mut Limits, stats: &mut Stats, tables: &mut vct::VctTables) -> RootTactics {
+fn must_block(
+    b: &mut Board,
+    side: Color,
+    proof: &Proof,
+    lim: &mut Limits,
+    stats: &mut Stats,
+    tables: &mut vct::VctTables,
+) -> RootTactics {
     let moves = defend::judge(b, side, proof, WinKind::Vct, lim, stats, tables).not_lost();
     if moves.is_empty() {
         RootTactics::Lost
@@ -493,10 +530,25 @@ pub fn solve_vct(board: &mut Board, attacker: Color, budget: Budget) -> (Solve, 
 pub fn refutations(board: &Board, side: Color, proof: &Proof, budget: Budget) -> Vec<Pos> {
     let mut lim = Limits::new(budget);
     let mut stats = Stats::default();
-    defend::judge(&mut board.clone(), side, proof, proof.kind, &mut lim, &mut stats, &mut vct::VctTables::default()).not_lost()
+    defend::judge(
+        &mut board.clone(),
+        side,
+        proof,
+        proof.kind,
+        &mut lim,
+        &mut stats,
+        &mut vct::VctTables::default(),
+    )
+    .not_lost()
 }
 
-pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limits, stats: &mut Stats) -> Solve {
+pub(crate) fn solve_with(
+    b: &mut Board,
+    a: Color,
+    kind: WinKind,
+    lim: &mut Limits,
+    stats: &mut Stats,
+) -> Solve {
     if !lim.tick() {
         return Solve::Unknown;
     }
@@ -514,7 +566,8 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
     }
     if kind == WinKind::Vct {
         let clock = lim.clock();
-        return vct_slice(&mut vct::VctSearch::new(a), b, a, lim, clock, stats).unwrap_or(Solve::Unknown);
+        return vct_slice(&mut vct::VctSearch::new(a), b, a, lim, clock, stats)
+            .unwrap_or(Solve::Unknown);
     }
     let (start, used_before) = (Instant::now(), lim.used);
     let mut s = vcf::VcfSearch::new(a, lim);
@@ -535,7 +588,14 @@ pub(crate) fn solve_with(b: &mut Board, a: Color, kind: WinKind, lim: &mut Limit
 /// `verify_clock`: `None` while undecided (the budget ran out, or the clock ran out while
 /// verifying a win the kept tree will offer again), else the verdict. A proof the verifier
 /// rejects is final: `Solve::Unknown`.
-fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Limits, verify_clock: verify::Clock, stats: &mut Stats) -> Option<Solve> {
+fn vct_slice(
+    search: &mut vct::VctSearch,
+    b: &mut Board,
+    a: Color,
+    lim: &mut Limits,
+    verify_clock: verify::Clock,
+    stats: &mut Stats,
+) -> Option<Solve> {
     let (start, used_before) = (Instant::now(), lim.used);
     let found = search.run(b, lim);
     count_work(stats, WinKind::Vct, lim.used - used_before, start.elapsed());
@@ -544,7 +604,14 @@ fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Lim
         vct::VctResult::NoWin => Some(Solve::NoWin),
         vct::VctResult::Win => {
             let rejected = stats.rejected;
-            match checked_proof(b, a, WinKind::Vct, &search.tables.strategy, verify_clock, stats) {
+            match checked_proof(
+                b,
+                a,
+                WinKind::Vct,
+                &search.tables.strategy,
+                verify_clock,
+                stats,
+            ) {
                 Solve::Unknown if stats.rejected == rejected => None,
                 verdict => Some(verdict),
             }
@@ -555,15 +622,26 @@ fn vct_slice(search: &mut vct::VctSearch, b: &mut Board, a: Color, lim: &mut Lim
 /// Adds one search's nodes and time to the counts of its kind.
 fn count_work(stats: &mut Stats, kind: WinKind, nodes: u64, time: Duration) {
     match kind {
-        WinKind::Vcf => (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time),
-        WinKind::Vct => (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time),
+        WinKind::Vcf => {
+            (stats.vcf_nodes, stats.vcf_time) = (stats.vcf_nodes + nodes, stats.vcf_time + time)
+        }
+        WinKind::Vct => {
+            (stats.vct_nodes, stats.vct_time) = (stats.vct_nodes + nodes, stats.vct_time + time)
+        }
     }
 }
 
 /// A prover's winning strategy for `a` from `b`, turned into a `Proof` once the verifier has
 /// replayed it against every defence; a strategy the verifier refutes is counted and dropped. The
 /// proof keeps only the entries the verifier followed.
-fn checked_proof(b: &mut Board, a: Color, kind: WinKind, strategy: &Strategy, clock: verify::Clock, stats: &mut Stats) -> Solve {
+fn checked_proof(
+    b: &mut Board,
+    a: Color,
+    kind: WinKind,
+    strategy: &Strategy,
+    clock: verify::Clock,
+    stats: &mut Stats,
+) -> Solve {
     let line = principal_line(b, a, strategy);
     let (verdict, strategy) = verify::verify_extract(b, a, strategy, clock);
     match verdict {
@@ -605,12 +683,24 @@ pub(crate) struct Sliced {
 impl Sliced {
     pub(crate) fn new(attacker: Color, kind: WinKind) -> Sliced {
         let vct = (kind == WinKind::Vct).then(|| vct::VctSearch::new(attacker));
-        Sliced { attacker, kind, vct, verdict: None }
+        Sliced {
+            attacker,
+            kind,
+            vct,
+            verdict: None,
+        }
     }
 
     /// `resume` with `tables` (see `vct::VctTables`) in place of the search's own: what other
     /// searches for the same attacker learnt is used, and what this one learns is added.
-    pub(crate) fn resume_sharing(&mut self, tables: &mut vct::VctTables, b: &mut Board, lim: &mut Limits, share: (u64, u64), stats: &mut Stats) -> Solve {
+    pub(crate) fn resume_sharing(
+        &mut self,
+        tables: &mut vct::VctTables,
+        b: &mut Board,
+        lim: &mut Limits,
+        share: (u64, u64),
+        stats: &mut Stats,
+    ) -> Solve {
         if let Some(search) = &mut self.vct {
             std::mem::swap(&mut search.tables, tables);
         }
@@ -623,7 +713,13 @@ impl Sliced {
 
     /// Searches on from `b` (the same position every call) within `share` of what `lim` has
     /// left; the verdict once there is one (`Solve::Unknown` while the search goes on).
-    pub(crate) fn resume(&mut self, b: &mut Board, lim: &mut Limits, (num, den): (u64, u64), stats: &mut Stats) -> Solve {
+    pub(crate) fn resume(
+        &mut self,
+        b: &mut Board,
+        lim: &mut Limits,
+        (num, den): (u64, u64),
+        stats: &mut Stats,
+    ) -> Solve {
         if let Some(v) = &self.verdict {
             return v.clone();
         }
@@ -689,7 +785,10 @@ fn principal_line(b: &mut Board, a: Color, strategy: &Strategy) -> Vec<Pos> {
             for w in winning_fours(b, a) {
                 line_cells(b, w, &mut c);
             }
-            c.extend(b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0));
+            c.extend(
+                b.points_making(d, Pattern::Block4)
+                    .filter(|&p| b.threats(p, d).fours() > 0),
+            );
             c
         } else {
             let mut r = four_replies(b, a, &fives);
@@ -732,13 +831,25 @@ mod tests {
     /// clock the check ran out, and every later slice started it over.
     #[test]
     fn a_win_found_in_a_slice_is_verified_on_the_whole_clock() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-mined/mined.txt");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/tactics-mined/mined.txt"
+        );
         let suite = suite::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let pos = suite.into_iter().find(|p| p.name == "mined-freestyle-20-327-26").unwrap();
+        let pos = suite
+            .into_iter()
+            .find(|p| p.name == "mined-freestyle-20-327-26")
+            .unwrap();
         let mut b = pos.board.clone();
         let mut lim = Limits::new(Budget::nodes_and_time(10_000_000, Duration::from_secs(20)));
         let mut stats = Stats::default();
-        let verdict = Sliced::new(pos.to_move, WinKind::Vct).resume(&mut b, &mut lim, (1, 1024), &mut stats);
-        assert!(matches!(verdict, Solve::Win(_)), "{verdict:?} after {} VCT nodes in {:?}", stats.vct_nodes, stats.vct_time);
+        let verdict =
+            Sliced::new(pos.to_move, WinKind::Vct).resume(&mut b, &mut lim, (1, 1024), &mut stats);
+        assert!(
+            matches!(verdict, Solve::Win(_)),
+            "{verdict:?} after {} VCT nodes in {:?}",
+            stats.vct_nodes,
+            stats.vct_time
+        );
     }
 }

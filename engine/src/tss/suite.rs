@@ -50,15 +50,24 @@ pub enum SuiteError {
 }
 
 fn syntax(line: usize, msg: impl Into<String>) -> SuiteError {
-    SuiteError::Syntax { line, msg: msg.into() }
+    SuiteError::Syntax {
+        line,
+        msg: msg.into(),
+    }
 }
 
 fn parse_point(s: &str, line: usize) -> Result<(i64, i64), SuiteError> {
     let (x, y) = s
         .split_once(',')
         .ok_or_else(|| syntax(line, format!("'{s}' is not x,y")))?;
-    let x = x.trim().parse().map_err(|_| syntax(line, format!("bad x in '{s}'")))?;
-    let y = y.trim().parse().map_err(|_| syntax(line, format!("bad y in '{s}'")))?;
+    let x = x
+        .trim()
+        .parse()
+        .map_err(|_| syntax(line, format!("bad x in '{s}'")))?;
+    let y = y
+        .trim()
+        .parse()
+        .map_err(|_| syntax(line, format!("bad y in '{s}'")))?;
     Ok((x, y))
 }
 
@@ -77,33 +86,38 @@ type ExpectLine = (String, Vec<(i64, i64)>, usize);
 
 impl Draft {
     fn finish(self) -> Result<Position, SuiteError> {
-        let mut board = Board::new(self.size.0, self.size.1, self.rule).map_err(|e| SuiteError::Game {
-            line: self.line,
-            source: e,
-        })?;
+        let mut board =
+            Board::new(self.size.0, self.size.1, self.rule).map_err(|e| SuiteError::Game {
+                line: self.line,
+                source: e,
+            })?;
         let mut colour = Color::Black;
         for (m, line) in &self.moves {
             if let Some((x, y)) = *m {
-                let p = board
-                    .pos(x, y)
-                    .map_err(|e| SuiteError::Game { line: *line, source: e })?;
-                board
-                    .place(p, colour)
-                    .map_err(|e| SuiteError::Game { line: *line, source: e })?;
+                let p = board.pos(x, y).map_err(|e| SuiteError::Game {
+                    line: *line,
+                    source: e,
+                })?;
+                board.place(p, colour).map_err(|e| SuiteError::Game {
+                    line: *line,
+                    source: e,
+                })?;
             }
             colour = colour.opp();
         }
         let to_move = self.to_move.unwrap_or(colour);
-        let (word, points, eline) = self
-            .expect
-            .ok_or_else(|| syntax(self.line, format!("position '{}' has no expect line", self.name)))?;
+        let (word, points, eline) = self.expect.ok_or_else(|| {
+            syntax(
+                self.line,
+                format!("position '{}' has no expect line", self.name),
+            )
+        })?;
         let mut pts = Vec::new();
         for (x, y) in points {
-            pts.push(
-                board
-                    .pos(x, y)
-                    .map_err(|e| SuiteError::Game { line: eline, source: e })?,
-            );
+            pts.push(board.pos(x, y).map_err(|e| SuiteError::Game {
+                line: eline,
+                source: e,
+            })?);
         }
         pts.sort();
         let expect = match word.as_str() {
@@ -159,7 +173,10 @@ pub fn parse(text: &str) -> Result<Vec<Position>, SuiteError> {
         let (key, rest) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
         match key {
             "size" => {
-                let v: Vec<usize> = rest.split_whitespace().filter_map(|s| s.parse().ok()).collect();
+                let v: Vec<usize> = rest
+                    .split_whitespace()
+                    .filter_map(|s| s.parse().ok())
+                    .collect();
                 match v.as_slice() {
                     [w, h] => d.size = (*w, *h),
                     [n] => d.size = (*n, *n),
@@ -181,13 +198,20 @@ pub fn parse(text: &str) -> Result<Vec<Position>, SuiteError> {
                 d.to_move = Some(match rest.trim() {
                     "black" => Color::Black,
                     "white" => Color::White,
-                    other => return Err(syntax(line, format!("to-move '{other}' (black or white)"))),
+                    other => {
+                        return Err(syntax(line, format!("to-move '{other}' (black or white)")));
+                    }
                 })
             }
             "expect" => {
                 let mut it = rest.split_whitespace();
-                let word = it.next().ok_or_else(|| syntax(line, "expect what?"))?.to_string();
-                let pts = it.map(|t| parse_point(t, line)).collect::<Result<Vec<_>, _>>()?;
+                let word = it
+                    .next()
+                    .ok_or_else(|| syntax(line, "expect what?"))?
+                    .to_string();
+                let pts = it
+                    .map(|t| parse_point(t, line))
+                    .collect::<Result<Vec<_>, _>>()?;
                 d.expect = Some((word, pts, line));
             }
             other => return Err(syntax(line, format!("unknown key '{other}'"))),

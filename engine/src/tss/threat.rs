@@ -111,7 +111,9 @@ pub(crate) fn is_winning_four(b: &mut Board, p: Pos, a: Color) -> bool {
     if cheap {
         return true;
     }
-    let worth_trying = b.rule() == Rule::Caro || (b.rule() == Rule::Renju && a == Color::White) || t.unstoppable_four();
+    let worth_trying = b.rule() == Rule::Caro
+        || (b.rule() == Rule::Renju && a == Color::White)
+        || t.unstoppable_four();
     if !worth_trying {
         return false;
     }
@@ -124,13 +126,21 @@ pub(crate) fn is_winning_four(b: &mut Board, p: Pos, a: Color) -> bool {
 
 /// Every winning-four point of `a` (see `is_winning_four`), in board order.
 pub(crate) fn winning_fours(b: &mut Board, a: Color) -> Vec<Pos> {
-    let cands: Vec<Pos> = b.points_making(a, Pattern::Block4).filter(|&p| b.threats(p, a).fours() > 0).collect();
-    cands.into_iter().filter(|&p| is_winning_four(b, p, a)).collect()
+    let cands: Vec<Pos> = b
+        .points_making(a, Pattern::Block4)
+        .filter(|&p| b.threats(p, a).fours() > 0)
+        .collect();
+    cands
+        .into_iter()
+        .filter(|&p| is_winning_four(b, p, a))
+        .collect()
 }
 
 /// A stone of either colour standing in a winning five, if any (bad-input check at the root).
 pub(crate) fn five_on_board(b: &Board) -> Option<Color> {
-    b.points().find(|&p| b.is_five_at(p)).and_then(|p| b.cell(p).color())
+    b.points()
+        .find(|&p| b.is_five_at(p))
+        .and_then(|p| b.cell(p).color())
 }
 
 /// Chebyshev distance between two points (move ordering).

@@ -7,7 +7,9 @@
 
 use std::collections::HashSet;
 
-use super::threat::{distance, first_five_point, five_points, five_points_near, four_replies, legal_for_mut};
+use super::threat::{
+    distance, first_five_point, five_points, five_points_near, four_replies, legal_for_mut,
+};
 use super::{Limits, Strategy};
 use crate::game::{Board, Color, Pattern, Pos, Rule};
 
@@ -95,7 +97,10 @@ impl<'l> VcfSearch<'l> {
                 return Res::Abort;
             }
             b.place_unchecked(m, a);
-            if b.rule() == Rule::Caro && !dfives.is_empty() && first_five_point(b, a.opp()).is_some() {
+            if b.rule() == Rule::Caro
+                && !dfives.is_empty()
+                && first_five_point(b, a.opp()).is_some()
+            {
                 b.undo();
                 continue;
             }
@@ -150,7 +155,12 @@ impl<'l> VcfSearch<'l> {
     /// near the last stones. Ties break by point so the order is total and reproducible.
     fn candidates(&self, b: &mut Board, dfives: &[Pos], last: Pos) -> Vec<(i32, Pos)> {
         let a = self.a;
-        let anchor = b.history().iter().rev().find(|&&(_, c)| c == a).map(|&(p, _)| p);
+        let anchor = b
+            .history()
+            .iter()
+            .rev()
+            .find(|&&(_, c)| c == a)
+            .map(|&(p, _)| p);
         let mut out = Vec::new();
         let only = (dfives.len() == 1 && b.rule() != Rule::Caro).then(|| dfives[0]);
         let points: Vec<Pos> = match only {
@@ -178,7 +188,10 @@ impl<'l> VcfSearch<'l> {
                     _ => 0,
                 };
             }
-            for near in [anchor, (!last.is_none()).then_some(last)].into_iter().flatten() {
+            for near in [anchor, (!last.is_none()).then_some(last)]
+                .into_iter()
+                .flatten()
+            {
                 score -= 8 * distance(p, near).min(8) as i32;
             }
             out.push((score, p));

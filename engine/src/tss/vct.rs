@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 
 use super::threat::{
-    first_five_point, five_points, four_replies, is_winning_four, legal_for_mut, line_cells, winning_fours,
+    first_five_point, five_points, four_replies, is_winning_four, legal_for_mut, line_cells,
+    winning_fours,
 };
 use super::vcf::{self, ZobristHasher, ZobristSet};
 use super::{Limits, Strategy};
@@ -69,7 +70,9 @@ pub(crate) struct VctTables {
 impl VctTables {
     /// Entries held, all tables together (what keeping them costs).
     pub(crate) fn len(&self) -> usize {
-        self.solved.len() + self.strategy.len() + self.vcf_refuted.iter().map(|s| s.len()).sum::<usize>()
+        self.solved.len()
+            + self.strategy.len()
+            + self.vcf_refuted.iter().map(|s| s.len()).sum::<usize>()
     }
 }
 
@@ -77,7 +80,11 @@ impl VctTables {
 #[inline]
 fn solved_key(hash: u64, mover: Color) -> u64 {
     const WHITE_TO_MOVE: u64 = 0x9E37_79B9_7F4A_7C15;
-    if mover == Color::White { hash ^ WHITE_TO_MOVE } else { hash }
+    if mover == Color::White {
+        hash ^ WHITE_TO_MOVE
+    } else {
+        hash
+    }
 }
 
 pub(crate) struct VctSearch {
@@ -167,7 +174,13 @@ impl VctSearch {
                 let kids = node.first as usize..(node.first + node.len) as usize;
                 let best = kids
                     .clone()
-                    .min_by_key(|&c| if or { self.nodes[c].pn } else { self.nodes[c].dn })
+                    .min_by_key(|&c| {
+                        if or {
+                            self.nodes[c].pn
+                        } else {
+                            self.nodes[c].dn
+                        }
+                    })
                     .unwrap_or(kids.start);
                 let colour = if or { self.a } else { self.a.opp() };
                 b.place_unchecked(self.nodes[best].mv, colour);
@@ -179,10 +192,19 @@ impl VctSearch {
             let mover = if or { self.a } else { self.a.opp() };
             let exp = if stale {
                 Expansion::Stale
-            } else if let Some(t) = self.expanded_at.get(&key).map(|&t| t as usize).filter(|&t| t != n) {
+            } else if let Some(t) = self
+                .expanded_at
+                .get(&key)
+                .map(|&t| t as usize)
+                .filter(|&t| t != n)
+            {
                 Expansion::Twin(t)
             } else if let Some(&won) = self.tables.solved.get(&solved_key(key, mover)) {
-                if won { Expansion::Proven } else { Expansion::Disproven }
+                if won {
+                    Expansion::Proven
+                } else {
+                    Expansion::Disproven
+                }
             } else if path.len() / 2 >= self.max_depth {
                 Expansion::Disproven
             } else if or {
@@ -202,13 +224,19 @@ impl VctSearch {
                 Expansion::Proven => self.set(n, 0, INF),
                 Expansion::Disproven => self.set(n, INF, 0),
                 Expansion::Children(moves) => {
-                    if !self.lim.charge(moves.len() as u64) || self.nodes.len() + moves.len() > MAX_TREE {
+                    if !self.lim.charge(moves.len() as u64)
+                        || self.nodes.len() + moves.len() > MAX_TREE
+                    {
                         break VctResult::Unknown;
                     }
                     let first = self.nodes.len() as u32;
                     let colour = if or { self.a } else { self.a.opp() };
                     for (m, pn) in moves {
-                        let (pn, dn) = match self.tables.solved.get(&solved_key(b.hash_after(m, colour), colour.opp())) {
+                        let (pn, dn) = match self
+                            .tables
+                            .solved
+                            .get(&solved_key(b.hash_after(m, colour), colour.opp()))
+                        {
                             Some(true) => (0, INF),
                             Some(false) => (INF, 0),
                             None => (pn, 1),
@@ -265,10 +293,16 @@ impl VctSearch {
                 if or { (INF, 0) } else { (0, INF) }
             } else if or {
                 let pn = kids.iter().map(|k| k.pn).min().unwrap_or(INF);
-                let dn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.dn)).min(INF);
+                let dn = kids
+                    .iter()
+                    .fold(0u32, |s, k| s.saturating_add(k.dn))
+                    .min(INF);
                 (pn, dn)
             } else {
-                let pn = kids.iter().fold(0u32, |s, k| s.saturating_add(k.pn)).min(INF);
+                let pn = kids
+                    .iter()
+                    .fold(0u32, |s, k| s.saturating_add(k.pn))
+                    .min(INF);
                 let dn = kids.iter().map(|k| k.dn).min().unwrap_or(INF);
                 (pn, dn)
             };
@@ -353,7 +387,11 @@ impl VctSearch {
         let mut scored: Vec<(i32, Pos, u32)> = Vec::new();
         // Renju white may also threaten a four whose block black cannot play (from a blocked three).
         let white_trick = b.rule() == Rule::Renju && a == Color::White;
-        let weakest = if white_trick { Pattern::Block3 } else { Pattern::Flex3 };
+        let weakest = if white_trick {
+            Pattern::Block3
+        } else {
+            Pattern::Flex3
+        };
         let points: Vec<Pos> = b.points_making(a, weakest).collect();
         for p in points {
             let t = b.threats(p, a);
@@ -411,7 +449,10 @@ impl VctSearch {
         // Moves that could touch a threat: every point of their lines, plus counter-fours; renju
         // white's forbidden-block threats depend on black's whole neighbourhood, so try everything.
         let whole_board = b.rule() == Rule::Renju && a == Color::White;
-        let counter_fours: Vec<Pos> = b.points_making(d, Pattern::Block4).filter(|&p| b.threats(p, d).fours() > 0).collect();
+        let counter_fours: Vec<Pos> = b
+            .points_making(d, Pattern::Block4)
+            .filter(|&p| b.threats(p, d).fours() > 0)
+            .collect();
         let mut cands = Vec::new();
         if whole_board {
             cands.extend(b.points().filter(|&p| b.is_empty(p)));
@@ -426,7 +467,11 @@ impl VctSearch {
         // A straight or double four wins whatever stands off its lines (its five-points are its
         // own): a move off the lines of any such threat stops nothing unless it makes a four. This
         // keeps renju white's whole-board list to the few points that matter.
-        let robust: Vec<Pos> = threats.iter().copied().filter(|&p| b.threats(p, a).unstoppable_four()).collect();
+        let robust: Vec<Pos> = threats
+            .iter()
+            .copied()
+            .filter(|&p| b.threats(p, a).unstoppable_four())
+            .collect();
         if !robust.is_empty() {
             let mut on_lines = vec![0u8; CELLS];
             let mut cells = Vec::new();
@@ -437,12 +482,17 @@ impl VctSearch {
                     on_lines[q.index()] += 1;
                 }
             }
-            cands.retain(|m| on_lines[m.index()] as usize == robust.len() || counter_fours.contains(m));
+            cands.retain(|m| {
+                on_lines[m.index()] as usize == robust.len() || counter_fours.contains(m)
+            });
         }
         // Attacker cells that may still be (or become) winning fours after a defender stone.
         // The threats standing now come first: a move that stops nothing fails on the first one.
         let mut four_cells = threats.clone();
-        four_cells.extend(b.points_making(a, Pattern::Block4).filter(|&p| b.threats(p, a).fours() > 0 && !threats.contains(&p)));
+        four_cells.extend(
+            b.points_making(a, Pattern::Block4)
+                .filter(|&p| b.threats(p, a).fours() > 0 && !threats.contains(&p)),
+        );
         let mut defences = Vec::new();
         for m in cands {
             if !legal_for_mut(b, m, d) {
@@ -450,7 +500,10 @@ impl VctSearch {
             }
             let counter_four = b.threats(m, d).fours() > 0;
             b.place_unchecked(m, d);
-            let stops = counter_four || !four_cells.iter().any(|&p| p != m && is_winning_four(b, p, a));
+            let stops = counter_four
+                || !four_cells
+                    .iter()
+                    .any(|&p| p != m && is_winning_four(b, p, a));
             b.undo();
             if stops {
                 defences.push((m, 1));

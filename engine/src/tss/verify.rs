@@ -13,7 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::threat::{first_five_point, five_points, five_points_near, is_winning_four, legal_for, legal_for_mut, winning_fours};
+use super::threat::{
+    first_five_point, five_points, five_points_near, is_winning_four, legal_for, legal_for_mut,
+    winning_fours,
+};
 use crate::game::{Board, Color, Pos, Rule};
 
 /// Attacker moves keyed by zobrist hash of the position (attacker to move) they are played from.
@@ -32,7 +35,11 @@ pub(crate) struct Clock {
 
 impl Clock {
     fn expired(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d) || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
     }
 }
 
@@ -64,19 +71,37 @@ pub fn verify_strategy(board: &mut Board, attacker: Color, strategy: &Strategy) 
     verify_shifted(board, attacker, strategy, 0, Clock::default()) == Check::Verified
 }
 
-pub(crate) fn verify_shifted(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock) -> Check {
+pub(crate) fn verify_shifted(
+    board: &mut Board,
+    attacker: Color,
+    strategy: &Strategy,
+    key_xor: u64,
+    clock: Clock,
+) -> Check {
     check(board, attacker, strategy, key_xor, clock, None).0
 }
 
 /// `verify_shifted` without a shift that also returns the part of `strategy` the check followed:
 /// the whole proof, however large the table it was drawn from (searches that share tables across
 /// roots and moves hold far more than one proof).
-pub(crate) fn verify_extract(board: &mut Board, attacker: Color, strategy: &Strategy, clock: Clock) -> (Check, Strategy) {
+pub(crate) fn verify_extract(
+    board: &mut Board,
+    attacker: Color,
+    strategy: &Strategy,
+    clock: Clock,
+) -> (Check, Strategy) {
     let (verdict, used) = check(board, attacker, strategy, 0, clock, Some(Strategy::new()));
     (verdict, used.unwrap_or_default())
 }
 
-fn check(board: &mut Board, attacker: Color, strategy: &Strategy, key_xor: u64, clock: Clock, used: Option<Strategy>) -> (Check, Option<Strategy>) {
+fn check(
+    board: &mut Board,
+    attacker: Color,
+    strategy: &Strategy,
+    key_xor: u64,
+    clock: Clock,
+    used: Option<Strategy>,
+) -> (Check, Option<Strategy>) {
     if board.is_full() {
         return (Check::Refuted, used);
     }
@@ -170,7 +195,11 @@ impl Checker<'_> {
         // threat: the attacker's winning fours standing now are tried again after each reply
         // before the whole board is scanned for one.
         let quiet = fives.is_empty();
-        let standing = if quiet { winning_fours(b, a) } else { Vec::new() };
+        let standing = if quiet {
+            winning_fours(b, a)
+        } else {
+            Vec::new()
+        };
         for m in replies {
             b.place_unchecked(m, d);
             let r = if b.is_five_at(m) {
@@ -196,15 +225,27 @@ impl Checker<'_> {
     /// (a defender stone can also create one, e.g. by making black's block forbidden in renju).
     /// Which winning four is played does not matter: the check goes on after it as after any
     /// other move, so a wrong pick can only reject a proof, never accept one.
-    fn attacker_after_quiet_reply(&mut self, b: &mut Board, m: Pos, standing: &[Pos], depth: usize) -> Option<bool> {
+    fn attacker_after_quiet_reply(
+        &mut self,
+        b: &mut Board,
+        m: Pos,
+        standing: &[Pos],
+        depth: usize,
+    ) -> Option<bool> {
         let (a, d) = (self.attacker, self.attacker.opp());
-        if self.strategy.contains_key(&(b.hash() ^ self.key_xor)) || !five_points_near(b, m, d).is_empty() {
+        if self.strategy.contains_key(&(b.hash() ^ self.key_xor))
+            || !five_points_near(b, m, d).is_empty()
+        {
             return self.attacker_to_move(b, depth);
         }
         if !self.visit(depth) {
             return None;
         }
-        let mv = match standing.iter().copied().find(|&w| w != m && is_winning_four(b, w, a)) {
+        let mv = match standing
+            .iter()
+            .copied()
+            .find(|&w| w != m && is_winning_four(b, w, a))
+        {
             Some(w) => w,
             None => match winning_fours(b, a).first() {
                 Some(&w) => w,

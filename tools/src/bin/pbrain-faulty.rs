@@ -258,7 +258,9 @@ impl Brain {
                 .last_move()
                 .or_else(|| b.points().find(|&p| !b.is_empty(p))),
             Mode::OffBoard if fire_once => return say(&format!("{},{}", b.width(), b.height())),
-            Mode::Forbidden if fire && b.side_to_move() == Color::Black => b.points().find(|&p| b.is_empty(p) && b.is_forbidden(p)),
+            Mode::Forbidden if fire && b.side_to_move() == Color::Black => {
+                b.points().find(|&p| b.is_empty(p) && b.is_forbidden(p))
+            }
             _ => None,
         };
         let at = at.or_else(|| choose(b, &mut self.rng));

@@ -178,7 +178,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // The default folder is the profile's run folder, which a model compared from elsewhere may
     // not have yet: the games just played must not end in an error.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     }
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;

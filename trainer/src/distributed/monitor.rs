@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use redis::cmd;
 
-use super::{DistError, now_s};
 use super::queue::Queue;
+use super::{DistError, now_s};
 
 #[derive(Clone, Debug, Default)]
 pub struct WorkerInfo {

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use tch::Device;
 
-use super::{DistError, now_s};
 use super::payload::{self, ModelPayload};
 use super::queue::{Entry, Queue};
+use super::{DistError, now_s};
 use crate::config::{Resume, Settings};
 use crate::replay::GameRecord;
 use crate::store;

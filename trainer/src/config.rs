@@ -66,7 +66,8 @@ engine::serde_via_str!(Resume);
 /// The network self-play searches with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SelfplayBackend {
-    /// onnx on a CPU, tch on CUDA (the project's ONNX Runtime is a CPU build).
+    /// On a CPU onnx-int8 where it has integer dot products (AVX-512 VNNI or AVX-VNNI), onnx
+    /// elsewhere; tch on CUDA (the project's ONNX Runtime is a CPU build).
     #[default]
     Auto,
     /// The training network itself, on libtorch.

@@ -2,7 +2,7 @@
 //! ONNX Runtime (two sessions, each step's batch cut in two) plays the very games the tch network
 //! plays from the same weights and seed; `onnx` without a loadable runtime is a clear error before
 //! any game, and `auto` then says so and plays on libtorch; `onnx-int8` plays on the quantized
-//! export.
+//! export, and `auto` chooses it where the CPU has VNNI (read from /proc/cpuinfo here).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -119,4 +119,28 @@ fn onnx_int8_plays_the_epoch_on_the_quantized_export() {
     assert_eq!(r["backend"], "onnx-int8", "{r}");
     assert!(r["positions"].as_u64().unwrap() > 0, "{r}");
     assert!(dir.path().join("ckpt-000001.bin").exists());
+}
+
+/// Whether this CPU has VNNI, read here independently of the trainer.
+fn has_vnni() -> bool {
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    flags.lines().filter(|l| l.starts_with("flags")).any(|l| {
+        l.split_whitespace()
+            .any(|f| f == "avx512_vnni" || f == "avx_vnni")
+    })
+}
+
+#[test]
+fn auto_self_plays_int8_exactly_where_the_cpu_has_vnni() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = epoch(dir.path(), "auto", None);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let want = if has_vnni() { "onnx-int8" } else { "onnx" };
+    assert_eq!(selfplay_record(dir.path())["backend"], want, "{e}");
+    assert_eq!(
+        e.contains("self-play on ONNX Runtime (int8: the CPU has integer dot products)"),
+        want == "onnx-int8",
+        "{e}"
+    );
 }

@@ -128,8 +128,8 @@ pub struct Settings {
     pub parallel_workers: usize,
     /// The network self-play searches with: tch (the training network on libtorch), onnx (its
     /// export each epoch, on ONNX Runtime: 1.45-1.65x the self-play positions/s of libtorch
-    /// for the CPU presets), onnx-int8 (that export quantized to int8) or auto (onnx on a CPU,
-    /// tch on CUDA).
+    /// for the CPU presets), onnx-int8 (that export quantized to int8: 2.0-2.5x again on a VNNI
+    /// CPU) or auto (on a CPU onnx-int8 where it has VNNI, else onnx; tch on CUDA).
     #[arg(long, default_value_t = SelfplayBackend::Auto)]
     pub selfplay_backend: SelfplayBackend,
     /// Games played at once; their leaves share one forward per step.

@@ -73,6 +73,7 @@ impl OnnxSelfplay {
 
 /// The ONNX Runtime sessions self-play searches with (`selfplay_backend`), or `None` for the tch
 /// network: `auto` takes them on a CPU when the runtime loads (and `warn`s why not otherwise),
+/// int8 where the CPU has VNNI,
 /// `onnx` and `onnx-int8` without a runtime are an error. One session per tree worker, the torch
 /// threads shared among them: each step's batch is cut into one part per session and the parts
 /// run at once (`NetEvaluator::forward_split`).

@@ -103,12 +103,12 @@ pub fn onnx_selfplay(
             s.selfplay_backend
         );
     }
-    let int8 = match s.selfplay_backend {
+    let wants_int8 = match s.selfplay_backend {
         SelfplayBackend::OnnxInt8 => true,
         SelfplayBackend::Auto => cpu_has_int8_dot_products(),
         SelfplayBackend::Tch | SelfplayBackend::Onnx => false,
     };
-    let int8 = if int8 {
+    let int8 = if wants_int8 {
         let positions = game_positions(
             CALIBRATION_POSITIONS,
             s.board_size,

@@ -66,7 +66,8 @@ train-fast train train-production: build
 ## bootstrap games of the classical search when the run folder has no checkpoint yet, then Gumbel
 ## self-play resumed from the newest checkpoint (interrupt and rerun at will), then the newest
 ## model quantized to int8 and written to models/default.onnx claiming freestyle 15x15 (rebuild
-## the engine to embed it). Extra trainer flags: make train-default ARGS="--epochs 200"; another
+## the engine to embed it). It stops after epoch 140 (the profile's stop_after_epoch; `epochs` is the learning-rate
+## schedule's horizon). Extra trainer flags: make train-default ARGS="--stop-after-epoch 60"; another
 ## run folder: make train-default DEFAULT_RUN=runs/mine.
 DEFAULT_RUN := runs/default-15x15
 # $(call SHIP,RUN,RULE,SIZES,OUT): the newest model of run folder RUN, quantized to int8 (weights in

@@ -144,9 +144,15 @@ pub struct Settings {
     /// Self-play games per epoch.
     #[arg(long, default_value_t = 64)]
     pub selfplay_games: usize,
-    /// Epochs to run (a resumed run continues up to this number).
+    /// Epochs to run (a resumed run continues up to this number). It is also the horizon of the
+    /// cosine learning-rate schedule: to stop a run earlier on the same schedule, take
+    /// `--stop-after-epoch`.
     #[arg(long, default_value_t = 10)]
     pub epochs: u64,
+    /// Stop after this epoch (0 = run to `--epochs`) without moving the learning-rate schedule,
+    /// whose horizon stays `--epochs`: how a profile repeats a run that was stopped by hand.
+    #[arg(long, default_value_t = 0)]
+    pub stop_after_epoch: u64,
     /// Epoch checkpoints (and their ONNX exports) the run folder keeps, the newest; 0 = all.
     /// Two or more leave `--resume auto` a fallback when the newest file is damaged.
     #[arg(long, default_value_t = 0)]
@@ -266,6 +272,14 @@ impl Settings {
         }
     }
 
+    /// The epoch the run stops after: `stop_after_epoch`, or `epochs` when that is 0.
+    pub fn last_epoch(&self) -> u64 {
+        match self.stop_after_epoch {
+            0 => self.epochs,
+            n => n.min(self.epochs),
+        }
+    }
+
     /// How many epoch checkpoints the run folder keeps (`None`: all of them).
     pub fn kept_checkpoints(&self) -> Option<usize> {
         (self.keep_checkpoints > 0).then_some(self.keep_checkpoints)
@@ -377,6 +391,13 @@ impl Resolved {
                 engine::game::MAX_SIZE
             );
             return Err(self.invalid("board_size", why));
+        }
+        if s.stop_after_epoch > s.epochs {
+            let why = format!(
+                "{} is beyond epochs = {} (the run ends there anyway)",
+                s.stop_after_epoch, s.epochs
+            );
+            return Err(self.invalid("stop_after_epoch", why));
         }
         let unit = [
             ("eval_promote_score", s.eval_promote_score),
@@ -802,6 +823,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`lr`") && e.contains("--lr"), "{e}");
+        let e = resolve_with("[a]\nepochs = 300\n", &["--stop-after-epoch", "301"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("stop_after_epoch") && e.contains("beyond epochs = 300"),
+            "{e}"
+        );
+        let r = resolve_with("[a]\nepochs = 300\nstop_after_epoch = 140\n", &[]).unwrap();
+        assert_eq!((r.settings.epochs, r.settings.last_epoch()), (300, 140));
     }
 
     #[test]

@@ -127,7 +127,13 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     let selfplay = SelfPlayConfig::from_settings(s);
     let onnx_player = onnx_selfplay(s, device, warn)?;
     let mut onnx_loaded = None;
-    if t.epoch < s.epochs {
+    if t.epoch >= s.last_epoch() {
+        eprintln!(
+            "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train",
+            t.epoch,
+            s.last_epoch()
+        );
+    } else {
         let shape = EpochShape::of(&selfplay, s.selfplay_games);
         match &onnx_player {
             Some(o) => {
@@ -156,7 +162,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     if fresh {
         run.warm_start()?;
     }
-    for epoch in run.t.epoch + 1..=s.epochs {
+    for epoch in run.t.epoch + 1..=s.last_epoch() {
         run.epoch(epoch)?;
     }
     run.summary.step = run.t.step;

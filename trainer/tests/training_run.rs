@@ -229,3 +229,51 @@ fn trains_checkpoints_exports_and_resumes() {
     );
     assert_eq!(sum.epochs_done, 8);
 }
+
+/// The learning rate of each epoch record in the run folder's metrics.jsonl, by epoch.
+fn epoch_lrs(dir: &std::path::Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "epoch")
+        .map(|v| (v["epoch"].as_u64().unwrap(), v["lr"].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn stop_after_epoch_keeps_the_schedule_of_the_whole_run() {
+    let settings = |dir: &std::path::Path, epochs, stop_after_epoch| Settings {
+        train_steps: 20,
+        eval_frequency: 0,
+        stop_after_epoch,
+        ..settings(dir, epochs)
+    };
+    let whole = tempfile::tempdir().unwrap();
+    run(&settings(whole.path(), 4, 0)).unwrap();
+    let whole_lrs = epoch_lrs(whole.path());
+    assert_eq!(whole_lrs.len(), 4);
+
+    // Stopped after epoch 2 of 4, then resumed to stop after epoch 3: the same learning rates
+    // as the whole run's epochs 1-3, and no epoch 4.
+    let stopped = tempfile::tempdir().unwrap();
+    let sum = run(&settings(stopped.path(), 4, 2)).unwrap();
+    assert_eq!(sum.epochs_done, 2);
+    assert!(!checkpoint::path_for(stopped.path(), 3).exists());
+    let sum = run(&settings(stopped.path(), 4, 3)).unwrap();
+    assert_eq!(sum.epochs_done, 3);
+    assert_eq!(epoch_lrs(stopped.path()), whole_lrs[..3]);
+    // Already there: nothing to train, nothing changes.
+    let sum = run(&settings(stopped.path(), 4, 3)).unwrap();
+    assert_eq!((sum.epochs_done, sum.step), (0, 60));
+    assert!(!checkpoint::path_for(stopped.path(), 4).exists());
+
+    // What `--epochs 2` would have done instead: another schedule.
+    let short = tempfile::tempdir().unwrap();
+    run(&settings(short.path(), 2, 0)).unwrap();
+    let short_lrs = epoch_lrs(short.path());
+    assert_ne!(
+        short_lrs[1], whole_lrs[1],
+        "epochs is the schedule's horizon"
+    );
+}

@@ -200,8 +200,8 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
     }
     let sum = trainer::run::run(&r.settings)?;
     eprintln!(
-        "trainer: done: {} epochs, {} steps, {} games",
-        sum.epochs_done, sum.step, sum.games
+        "trainer: done: at epoch {}, {} steps, {} games",
+        sum.last_epoch, sum.step, sum.games
     );
     Ok(())
 }

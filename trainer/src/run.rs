@@ -31,7 +31,8 @@ use crate::training::{Trainer, prune_models};
 /// What a finished run reports (tests read it).
 #[derive(Debug, Clone, Default)]
 pub struct RunSummary {
-    pub epochs_done: u64,
+    /// The epoch the run is at when it returns (its last one, not how many this call trained).
+    pub last_epoch: u64,
     pub step: u64,
     pub games: u64,
     pub last_policy_loss: f64,
@@ -121,28 +122,34 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             path.display()
         );
     }
-    let metrics = Metrics::open(&dir.join("metrics.jsonl"))
-        .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
-    let player = TchNet::evaluator(config, device, "current", 2);
-    let selfplay = SelfPlayConfig::from_settings(s);
-    let onnx_player = onnx_selfplay(s, device, warn)?;
-    let mut onnx_loaded = None;
     if t.epoch >= s.last_epoch() {
         eprintln!(
             "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train",
             t.epoch,
             s.last_epoch()
         );
-    } else {
-        let shape = EpochShape::of(&selfplay, s.selfplay_games);
-        match &onnx_player {
-            Some(o) => {
-                let loaded = o.evaluator(&t.onnx()?)?;
-                progress::warn_if_slow(&loaded, &shape);
-                onnx_loaded = Some(loaded);
-            }
-            None => progress::warn_if_slow(&player, &shape),
+        return Ok(RunSummary {
+            last_epoch: t.epoch,
+            step: t.step,
+            games: t.games,
+            resumed_from,
+            ..RunSummary::default()
+        });
+    }
+    let metrics = Metrics::open(&dir.join("metrics.jsonl"))
+        .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
+    let player = TchNet::evaluator(config, device, "current", 2);
+    let selfplay = SelfPlayConfig::from_settings(s);
+    let onnx_player = onnx_selfplay(s, device, warn)?;
+    let shape = EpochShape::of(&selfplay, s.selfplay_games);
+    let mut onnx_loaded = None;
+    match &onnx_player {
+        Some(o) => {
+            let loaded = o.evaluator(&t.onnx()?)?;
+            progress::warn_if_slow(&loaded, &shape);
+            onnx_loaded = Some(loaded);
         }
+        None => progress::warn_if_slow(&player, &shape),
     }
     let summary = RunSummary {
         resumed_from,
@@ -418,7 +425,7 @@ impl Run<'_> {
             trained.samples_per_s,
             trained.lr,
         );
-        self.summary.epochs_done = epoch;
+        self.summary.last_epoch = epoch;
         Ok(())
     }
 }

@@ -50,7 +50,7 @@ fn a_run_folder_from_commit_600a981_resumes() {
         sum.resumed_from.as_deref(),
         Some(dir.join("ckpt-000002.bin").as_path())
     );
-    assert_eq!(sum.epochs_done, 3);
+    assert_eq!(sum.last_epoch, 3);
     assert_eq!(
         sum.step,
         37 + 2,

@@ -34,7 +34,7 @@ fn trains_checkpoints_exports_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let s = settings(dir.path(), 2);
     let sum = run(&s).unwrap();
-    assert_eq!(sum.epochs_done, 2);
+    assert_eq!(sum.last_epoch, 2);
     assert_eq!(sum.games, 8);
     assert!(sum.last_policy_loss.is_finite() && sum.last_policy_loss > 0.0);
     assert!(sum.last_vs_uniform.is_some(), "evaluation ran at epoch 2");
@@ -132,7 +132,7 @@ fn trains_checkpoints_exports_and_resumes() {
         sum.resumed_from.as_deref(),
         Some(checkpoint::path_for(dir.path(), 1).as_path())
     );
-    assert_eq!(sum.epochs_done, 3);
+    assert_eq!(sum.last_epoch, 3);
     assert_eq!(
         sum.games, 12,
         "4 games per epoch over epochs 1 (restored), 2 (redone) and 3"
@@ -227,7 +227,7 @@ fn trains_checkpoints_exports_and_resumes() {
         sum.resumed_from.as_deref(),
         Some(checkpoint::path_for(dir.path(), 7).as_path())
     );
-    assert_eq!(sum.epochs_done, 8);
+    assert_eq!(sum.last_epoch, 8);
 }
 
 /// The learning rate of each epoch record in the run folder's metrics.jsonl, by epoch.
@@ -258,14 +258,14 @@ fn stop_after_epoch_keeps_the_schedule_of_the_whole_run() {
     // as the whole run's epochs 1-3, and no epoch 4.
     let stopped = tempfile::tempdir().unwrap();
     let sum = run(&settings(stopped.path(), 4, 2)).unwrap();
-    assert_eq!(sum.epochs_done, 2);
+    assert_eq!(sum.last_epoch, 2);
     assert!(!checkpoint::path_for(stopped.path(), 3).exists());
     let sum = run(&settings(stopped.path(), 4, 3)).unwrap();
-    assert_eq!(sum.epochs_done, 3);
+    assert_eq!(sum.last_epoch, 3);
     assert_eq!(epoch_lrs(stopped.path()), whole_lrs[..3]);
     // Already there: nothing to train, nothing changes.
     let sum = run(&settings(stopped.path(), 4, 3)).unwrap();
-    assert_eq!((sum.epochs_done, sum.step), (0, 60));
+    assert_eq!((sum.last_epoch, sum.step), (3, 60));
     assert!(!checkpoint::path_for(stopped.path(), 4).exists());
 
     // What `--epochs 2` would have done instead: another schedule.

@@ -68,7 +68,8 @@ train-fast train train-production: build
 ## model quantized to int8 and written to models/default.onnx claiming freestyle 15x15 (rebuild
 ## the engine to embed it). It stops after epoch 140 (the profile's stop_after_epoch; `epochs` is the learning-rate
 ## schedule's horizon). Extra trainer flags: make train-default ARGS="--stop-after-epoch 60"; another
-## run folder: make train-default DEFAULT_RUN=runs/mine.
+## run folder: make train-default DEFAULT_RUN=runs/mine. The first stage's last checkpoint is also
+## copied to first-stage.bin there: the second stage keeps only its 10 newest checkpoints.
 DEFAULT_RUN := runs/default-15x15
 # $(call SHIP,RUN,RULE,SIZES,OUT): the newest model of run folder RUN, quantized to int8 (weights in
 # WEIGHT_BITS) and written to OUT claiming RULE on SIZES (a new model is measured on another size
@@ -86,6 +87,7 @@ train-default: build
 	    --checkpoint-dir $(DEFAULT_RUN) bootstrap --games 512 --visits 400; fi
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15 \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
+	cp $$(ls $(DEFAULT_RUN)/ckpt-*.bin | tail -1) $(DEFAULT_RUN)/first-stage.bin
 	$(call SHIP,$(DEFAULT_RUN),freestyle,15,models/default.onnx)
 
 ## train-default-finetune: the default network's second stage (profile default-15x15-finetune: lr

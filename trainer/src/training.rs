@@ -275,7 +275,8 @@ impl Trainer {
         }
         if self.replay.next_chunk() < ck.next_chunk {
             warn(format!(
-                "replay folder ends at chunk {} but the checkpoint saw {}: some chunks are gone",
+                "replay folder ends at chunk {} but the checkpoint saw {}: some chunks are gone \
+                 (a checkpoint copied into a new folder resumes with an empty replay window)",
                 self.replay.next_chunk(),
                 ck.next_chunk
             ));

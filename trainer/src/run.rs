@@ -128,13 +128,11 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             t.epoch,
             s.last_epoch()
         );
-        return Ok(RunSummary {
-            last_epoch: t.epoch,
-            step: t.step,
-            games: t.games,
+        let summary = RunSummary {
             resumed_from,
             ..RunSummary::default()
-        });
+        };
+        return Ok(where_it_stands(summary, &t));
     }
     let metrics = Metrics::open(&dir.join("metrics.jsonl"))
         .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
@@ -172,9 +170,18 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     for epoch in run.t.epoch + 1..=s.last_epoch() {
         run.epoch(epoch)?;
     }
-    run.summary.step = run.t.step;
-    run.summary.games = run.t.games;
-    Ok(run.summary)
+    let summary = std::mem::take(&mut run.summary);
+    Ok(where_it_stands(summary, &run.t))
+}
+
+/// The summary with the epoch, step and games the trainer stands at when the run returns.
+fn where_it_stands(summary: RunSummary, t: &Trainer) -> RunSummary {
+    RunSummary {
+        last_epoch: t.epoch,
+        step: t.step,
+        games: t.games,
+        ..summary
+    }
 }
 
 /// A fresh network over a replay folder that already holds games (`trainer bootstrap`'s).
@@ -425,7 +432,6 @@ impl Run<'_> {
             trained.samples_per_s,
             trained.lr,
         );
-        self.summary.last_epoch = epoch;
         Ok(())
     }
 }

@@ -7,7 +7,9 @@
 //!
 //! Self-play searches with the tch network loaded with the trained weights, or (the
 //! `selfplay_backend` setting; on a CPU by default) with their export loaded into ONNX Runtime
-//! sessions at the start of each epoch: the same network, 1.45-1.65x the self-play speed.
+//! sessions at the start of each epoch: the same network, 1.45-1.65x the self-play speed. The
+//! evaluation matches play on the same backend (its exports, int8 when self-play is), and the
+//! `eval` record says which.
 //!
 //! Depends on every other trainer module; with `progress`, it is the one that prints.
 
@@ -278,7 +280,7 @@ impl Run<'_> {
                    "seconds": seconds, "positions_per_s": positions as f64 / seconds,
                    "games_per_hour": s.selfplay_games as f64 * 3600.0 / seconds,
                    "forward_share": forward_share, "forwards": forwards, "mean_batch": mean_batch,
-                   "backend": self.onnx_player.as_ref().map_or("tch", OnnxSelfplay::name),
+                   "backend": self.backend(),
                    "load_seconds": load_seconds,
                    "resigned": resigned, "false_resigns": false_resigns,
                    "black_wins": black_wins, "draws": draws, "white_wins": white_wins,
@@ -334,8 +336,13 @@ impl Run<'_> {
         Ok(trained)
     }
 
+    /// What self-play and the evaluation matches play on: "tch", "onnx" or "onnx-int8".
+    fn backend(&self) -> &'static str {
+        self.onnx_player.as_ref().map_or("tch", OnnxSelfplay::name)
+    }
+
     fn evaluate(&mut self, epoch: u64) -> anyhow::Result<serde_json::Value> {
-        let e = self.t.evaluate(self.s)?;
+        let e = self.t.evaluate(self.s, self.onnx_player.as_ref())?;
         let (best_epoch, best_elo) = self.t.best();
         let vs = |name: &str, r: &MatchResult| {
             format!(
@@ -358,7 +365,7 @@ impl Run<'_> {
         if let Some(c) = &e.vs_classical {
             eprintln!("trainer: eval epoch {epoch}: {}", vs("classical", c));
         }
-        let eval_json = json!({"epoch": epoch, "vs_best": e.vs_best, "vs_uniform": e.vs_uniform, "vs_classical": e.vs_classical,
+        let eval_json = json!({"epoch": epoch, "backend": self.backend(), "vs_best": e.vs_best, "vs_uniform": e.vs_uniform, "vs_classical": e.vs_classical,
                                "promoted": e.promoted, "best_epoch": best_epoch, "best_elo": best_elo});
         self.metrics.log("eval", eval_json.clone())?;
         self.summary.last_vs_uniform = e.vs_uniform;

@@ -19,7 +19,7 @@ use crate::arena::{MatchConfig, MatchResult, play_match};
 use crate::checkpoint::{self, Checkpoint};
 use crate::config::{Resume, Settings};
 use crate::model::{Net, trainable_params};
-use crate::net_eval::{TchEvaluator, TchNet};
+use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
 use crate::optim::{OptimConfig, Optimizer};
 use crate::replay::{Replay, Sample};
 use crate::rng::Rng;
@@ -415,30 +415,48 @@ impl Trainer {
     }
 
     /// The trained network against the best one (and the uniform and classical evaluators when
-    /// asked), at the
-    /// settings' evaluation visits; promotes it when it scores above `eval_promote_score`.
+    /// asked), at the settings' evaluation visits; promotes it when it scores above
+    /// `eval_promote_score`. With `onnx`, both networks play as their exports on the sessions
+    /// self-play uses (int8 when it does): the networks as the engine plays them, and on a CPU
+    /// about 10x faster than small-batch libtorch forwards (80 games at 64 visits on 2 cores:
+    /// about 20 s against 190 s), which had made an evaluation cost several epochs.
     ///
     /// # Errors
-    /// When the trainer was made without `keep_best`, or a match fails.
-    pub fn evaluate(&mut self, s: &Settings) -> anyhow::Result<Evaluation> {
+    /// When the trainer was made without `keep_best`, an export does not load, or a match fails.
+    pub fn evaluate(
+        &mut self,
+        s: &Settings,
+        onnx: Option<&OnnxSelfplay>,
+    ) -> anyhow::Result<Evaluation> {
         let epoch = self.epoch;
-        let current = Arc::new(TchNet::evaluator(
-            self.config(),
-            self.device,
-            &format!("epoch{epoch}"),
-            100 + epoch,
-        ));
-        self.load_into(&current)?;
+        let (config, step, rule, size) = (self.config(), self.step, self.rule, self.board_size);
+        let current: Arc<dyn Evaluator> = match onnx {
+            Some(o) => Arc::new(o.evaluator(&self.onnx()?)?),
+            None => {
+                let net =
+                    TchNet::evaluator(config, self.device, &format!("epoch{epoch}"), 100 + epoch);
+                self.load_into(&net)?;
+                Arc::new(net)
+            }
+        };
         let best = self
             .best
             .as_mut()
             .context("this trainer keeps no best network to evaluate against")?;
+        let best_dyn: Arc<dyn Evaluator> = match onnx {
+            Some(o) => {
+                let bytes = best
+                    .net
+                    .backend()
+                    .with(|_, net| onnx_of(net, &config, step, rule, size))?;
+                Arc::new(o.evaluator(&bytes)?)
+            }
+            None => best.net.clone(),
+        };
         let mc = MatchConfig::for_evaluation(s, s.seed ^ epoch);
-        let best_dyn: Arc<dyn Evaluator> = best.net.clone();
-        let cur_dyn: Arc<dyn Evaluator> = current.clone();
-        let vs_best = play_match(&mc, cur_dyn.clone(), best_dyn)?;
+        let vs_best = play_match(&mc, current.clone(), best_dyn)?;
         let against = |on: bool, other: Arc<dyn Evaluator>| match on {
-            true => play_match(&mc, cur_dyn.clone(), other).map(Some),
+            true => play_match(&mc, current.clone(), other).map(Some),
             false => Ok(None),
         };
         let vs_uniform = against(s.eval_vs_uniform, Arc::new(UniformEvaluator))?;

@@ -102,6 +102,10 @@ fn trains_checkpoints_exports_and_resumes() {
         .find(|l| l.contains("\"kind\":\"eval\""))
         .unwrap();
     let eval: serde_json::Value = serde_json::from_str(eval_line).unwrap();
+    assert_eq!(
+        eval["backend"], selfplay["backend"],
+        "the evaluation plays on self-play's backend: {eval}"
+    );
     let classical = &eval["vs_classical"];
     let games = ["wins", "draws", "losses"].map(|k| classical[k].as_u64().unwrap());
     assert_eq!(
@@ -276,4 +280,42 @@ fn stop_after_epoch_keeps_the_schedule_of_the_whole_run() {
         short_lrs[1], whole_lrs[1],
         "epochs is the schedule's horizon"
     );
+}
+
+/// The evaluation matches play on the backend self-play runs on, whichever is chosen, and say so
+/// in their record: libtorch, or the exports on ONNX Runtime in fp32 and int8.
+#[test]
+fn evaluation_plays_on_the_self_play_backend() {
+    use trainer::config::SelfplayBackend;
+    for backend in [
+        SelfplayBackend::Tch,
+        SelfplayBackend::Onnx,
+        SelfplayBackend::OnnxInt8,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        run(&Settings {
+            selfplay_backend: backend,
+            eval_frequency: 1,
+            ..settings(dir.path(), 1)
+        })
+        .unwrap();
+        let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
+        let record = |kind: &str| -> serde_json::Value {
+            let line = metrics
+                .lines()
+                .find(|l| l.contains(&format!("\"kind\":\"{kind}\"")))
+                .unwrap_or_else(|| panic!("no {kind} record: {metrics}"));
+            serde_json::from_str(line).unwrap()
+        };
+        let eval = record("eval");
+        assert_eq!(eval["backend"], backend.to_string(), "{eval}");
+        assert_eq!(eval["backend"], record("selfplay")["backend"]);
+        for opponent in ["vs_best", "vs_classical"] {
+            let games: u64 = ["wins", "draws", "losses"]
+                .map(|k| eval[opponent][k].as_u64().unwrap())
+                .iter()
+                .sum();
+            assert_eq!(games, 2, "one pair against {opponent} on {backend}: {eval}");
+        }
+    }
 }

@@ -6,7 +6,8 @@
 //! evaluator (`selfplay_backend`): the same network, 1.45-1.65x the self-play speed on a 2-core
 //! CPU, or its int8 export (`engine::net::quant`; `auto`'s choice on CPUs with VNNI).
 //! `onnx_selfplay` makes that choice once per process (the single-machine run and the
-//! distributed workers alike) and `OnnxSelfplay::evaluator` loads each new export.
+//! distributed workers alike) and `OnnxSelfplay::evaluator` loads each new export; the run's
+//! evaluation matches load both of their networks the same way.
 //!
 //! Depends on tch, `model`, `config` (the setting), `engine::eval` (network, onnx),
 //! `engine::net::quant` and `engine::bench` (int8 calibration positions).

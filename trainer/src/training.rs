@@ -261,6 +261,22 @@ impl Trainer {
                 fresh.join(", ")
             ));
         }
+        // The other way round, the head's weights are left behind unasked: say so, since a run
+        // resumed without its `--aux-policy-weight` would otherwise drop the head silently.
+        let ours = self.vs.variables();
+        let dropped: Vec<&str> = ck
+            .weights
+            .iter()
+            .map(|w| w.name.as_str())
+            .filter(|n| crate::model::is_training_only(n) && !ours.contains_key(*n))
+            .collect();
+        if !dropped.is_empty() {
+            warn(format!(
+                "the checkpoint trained {} (the opponent-reply head): this run has \
+                 aux_policy_weight 0, so the head is dropped; --aux-policy-weight W keeps it",
+                dropped.join(", ")
+            ));
+        }
         self.opt
             .load_state(&ck.optimizer, ck.step)
             .map_err(anyhow::Error::msg)?;

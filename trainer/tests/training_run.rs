@@ -226,6 +226,18 @@ fn trains_checkpoints_exports_and_resumes() {
             .len()
     };
     assert_eq!(size(7), size(6), "the export has no auxiliary head");
+    // Resumed without the flag, the run says that it drops the head (not silently).
+    let mut said = Vec::new();
+    let mut t =
+        trainer::training::Trainer::new(&keep(8), tch::Device::Cpu, 100, true, |_| {}).unwrap();
+    t.resume(&trainer::config::Resume::Auto, dir.path(), |m| said.push(m))
+        .unwrap();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("aux_") && m.contains("--aux-policy-weight")),
+        "{said:?}"
+    );
+    drop(t);
     let sum = run(&keep(8)).unwrap();
     assert_eq!(
         sum.resumed_from.as_deref(),

@@ -14,6 +14,7 @@
 //! Depends on every other trainer module; with `progress`, it is the one that prints.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use engine::eval::network::{Backend, NetEvaluator};
@@ -89,8 +90,9 @@ struct Run<'a> {
     player: TchEvaluator,
     /// The ONNX Runtime sessions self-play runs on instead of `player` (`selfplay_backend`).
     onnx_player: Option<OnnxSelfplay>,
-    /// The current weights already in `onnx_player`'s sessions (the startup estimate loaded
-    /// them): the next self-play takes them instead of exporting and quantizing again.
+    /// The current weights already in `onnx_player`'s sessions (the startup estimate or the
+    /// epoch's evaluation loaded them): the next self-play takes them instead of exporting and
+    /// quantizing again.
     onnx_loaded: Option<OnnxEvaluator>,
     selfplay: SelfPlayConfig,
     metrics: Metrics,
@@ -236,8 +238,9 @@ impl Run<'_> {
     fn self_play(&mut self, epoch: u64) -> anyhow::Result<SelfPlayed> {
         let s = self.s;
         // The export (and int8 quantization) before the games: part of the epoch, not of the
-        // self-play positions/s (about 0 in a process's first epoch: startup loaded it).
+        // self-play positions/s (about 0 when startup or the last epoch's evaluation loaded it).
         let loading = Instant::now();
+        let weights_reused = self.onnx_player.is_some() && self.onnx_loaded.is_some();
         let onnx = match (&self.onnx_player, self.onnx_loaded.take()) {
             (Some(_), Some(loaded)) => Some(loaded),
             (Some(o), None) => Some(o.evaluator(&self.t.onnx()?)?),
@@ -281,7 +284,7 @@ impl Run<'_> {
                    "games_per_hour": s.selfplay_games as f64 * 3600.0 / seconds,
                    "forward_share": forward_share, "forwards": forwards, "mean_batch": mean_batch,
                    "backend": self.backend(),
-                   "load_seconds": load_seconds,
+                   "load_seconds": load_seconds, "weights_reused": weights_reused,
                    "resigned": resigned, "false_resigns": false_resigns,
                    "black_wins": black_wins, "draws": draws, "white_wins": white_wins,
                    "chunk": chunk.display().to_string()}),
@@ -342,7 +345,16 @@ impl Run<'_> {
     }
 
     fn evaluate(&mut self, epoch: u64) -> anyhow::Result<serde_json::Value> {
-        let e = self.t.evaluate(self.s, self.onnx_player.as_ref())?;
+        let current = match &self.onnx_player {
+            Some(o) => Some(Arc::new(o.evaluator(&self.t.onnx()?)?)),
+            None => None,
+        };
+        let e = self
+            .t
+            .evaluate(self.s, self.onnx_player.as_ref().zip(current.clone()))?;
+        // The next self-play plays these weights: it takes the sessions the matches played on
+        // (their last holder once the matches are over) instead of loading them a second time.
+        self.onnx_loaded = current.and_then(Arc::into_inner);
         let (best_epoch, best_elo) = self.t.best();
         let vs = |name: &str, r: &MatchResult| {
             format!(

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use engine::eval::classical::ClassicalEvaluator;
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::eval::{Evaluator, UniformEvaluator, features};
 use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
 use tch::{Device, Kind, Tensor, nn};
@@ -436,18 +437,20 @@ impl Trainer {
     /// self-play uses (int8 when it does): the networks as the engine plays them, and on a CPU
     /// far faster than small-batch libtorch forwards (80 games at 64 visits on a 2-core VNNI
     /// Xeon: 16 s against 219 s, README), which had made an evaluation cost several epochs.
+    /// The caller loads the current network (`OnnxSelfplay::evaluator` of `onnx()`), so that
+    /// the next self-play can take the same sessions instead of exporting and quantizing again.
     ///
     /// # Errors
     /// When the trainer was made without `keep_best`, an export does not load, or a match fails.
     pub fn evaluate(
         &mut self,
         s: &Settings,
-        onnx: Option<&OnnxSelfplay>,
+        onnx: Option<(&OnnxSelfplay, Arc<OnnxEvaluator>)>,
     ) -> anyhow::Result<Evaluation> {
         let epoch = self.epoch;
         let (config, step, rule, size) = (self.config(), self.step, self.rule, self.board_size);
-        let current: Arc<dyn Evaluator> = match onnx {
-            Some(o) => Arc::new(o.evaluator(&self.onnx()?)?),
+        let current: Arc<dyn Evaluator> = match &onnx {
+            Some((_, current)) => current.clone(),
             None => {
                 let net =
                     TchNet::evaluator(config, self.device, &format!("epoch{epoch}"), 100 + epoch);
@@ -460,7 +463,7 @@ impl Trainer {
             .as_mut()
             .context("this trainer keeps no best network to evaluate against")?;
         let best_dyn: Arc<dyn Evaluator> = match onnx {
-            Some(o) => {
+            Some((o, _)) => {
                 let bytes = best
                     .net
                     .backend()

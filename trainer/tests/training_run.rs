@@ -305,10 +305,11 @@ fn evaluation_plays_on_the_self_play_backend() {
         SelfplayBackend::OnnxInt8,
     ] {
         let dir = tempfile::tempdir().unwrap();
+        // Evaluations after epoch 2 only: epoch 3's self-play reuses the sessions epoch 2's
+        // evaluation loaded, epoch 2's has to load the weights epoch 1 trained.
         run(&Settings {
             selfplay_backend: backend,
-            eval_frequency: 1,
-            ..settings(dir.path(), 1)
+            ..settings(dir.path(), 3)
         })
         .unwrap();
         let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
@@ -329,5 +330,14 @@ fn evaluation_plays_on_the_self_play_backend() {
                 .sum();
             assert_eq!(games, 2, "one pair against {opponent} on {backend}: {eval}");
         }
+        // Startup loads epoch 1's weights; an evaluation leaves its sessions to the next epoch.
+        let reused: Vec<bool> = metrics
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["kind"] == "selfplay")
+            .map(|r| r["weights_reused"].as_bool().unwrap())
+            .collect();
+        let on_onnx = backend != SelfplayBackend::Tch;
+        assert_eq!(reused, [on_onnx, false, on_onnx], "{backend}");
     }
 }

@@ -240,13 +240,13 @@ impl Run<'_> {
         // The export (and int8 quantization) before the games: part of the epoch, not of the
         // self-play positions/s (about 0 when startup or the last epoch's evaluation loaded it).
         let loading = Instant::now();
-        let weights_reused = self.onnx_player.is_some() && self.onnx_loaded.is_some();
-        let onnx = match (&self.onnx_player, self.onnx_loaded.take()) {
-            (Some(_), Some(loaded)) => Some(loaded),
-            (Some(o), None) => Some(o.evaluator(&self.t.onnx()?)?),
+        // `weights_reused`: the evaluator loaded at startup or by the last evaluation.
+        let (onnx, weights_reused) = match (&self.onnx_player, self.onnx_loaded.take()) {
+            (Some(_), Some(loaded)) => (Some(loaded), true),
+            (Some(o), None) => (Some(o.evaluator(&self.t.onnx()?)?), false),
             (None, _) => {
                 self.t.load_into(&self.player)?;
-                None
+                (None, false)
             }
         };
         let load_seconds = loading.elapsed().as_secs_f64();

@@ -1,5 +1,6 @@
-//! Metrics as JSON lines (`<checkpoint-dir>/metrics.jsonl`): one object per logged training step,
-//! per epoch and per evaluation (and one per bootstrap), appended and flushed as they happen,
+//! Metrics as JSON lines (`<checkpoint-dir>/metrics.jsonl`): one object per training process's
+//! start (its settings), per logged training step, per epoch and per evaluation (and one per
+//! bootstrap), appended and flushed as they happen,
 //! each stamped with `time_s` (seconds since the UNIX epoch), `process_start_s` (when the writing
 //! process first opened one) and, on Unix, `cpu_s` (that process's CPU seconds so far, every thread
 //! counted), so a curve can be drawn against the CPU time a run took, across resumes and beside

@@ -138,8 +138,15 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         };
         return Ok(where_it_stands(summary, &t));
     }
-    let metrics = Metrics::open(&dir.join("metrics.jsonl"))
+    let mut metrics = Metrics::open(&dir.join("metrics.jsonl"))
         .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
+    // Each process's own settings: the folder's settings.toml keeps those it was started with,
+    // and a resume may run on other hardware (device, threads, workers) or to another epoch.
+    metrics.log(
+        "start",
+        json!({"settings": s, "device": describe(device), "epoch": t.epoch, "step": t.step,
+               "resumed_from": resumed_from.as_ref().map(|p| p.display().to_string())}),
+    )?;
     let player = TchNet::evaluator(config, device, "current", 2);
     let selfplay = SelfPlayConfig::from_settings(s);
     let onnx_player = onnx_selfplay(s, device, warn)?;

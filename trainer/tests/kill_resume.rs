@@ -104,7 +104,7 @@ fn positions_on_disk(dir: &Path) -> u64 {
 /// The phase the trainer is in, from the last metrics record.
 fn phase(dir: &Path) -> &'static str {
     match metric_kinds(dir).last().map(String::as_str) {
-        None | Some("epoch") => "self-play",
+        None | Some("start") | Some("epoch") => "self-play",
         Some("selfplay") | Some("step") => "training",
         _ => "checkpoint",
     }

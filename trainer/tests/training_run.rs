@@ -76,6 +76,20 @@ fn trains_checkpoints_exports_and_resumes() {
     let err = trainer::training::export_checkpoint(&ck2, s.rule, 15, &mut |_| {}).unwrap_err();
     assert!(format!("{err:#}").contains("trained on 7x7"), "{err:#}");
     let metrics = std::fs::read_to_string(dir.path().join("metrics.jsonl")).unwrap();
+    // The process says what it ran with, and from where.
+    let starts: Vec<serde_json::Value> = metrics
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"start\""))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!starts.is_empty(), "no start record: {metrics}");
+    assert_eq!(starts[0]["resumed_from"], serde_json::Value::Null);
+    assert_eq!(starts[0]["epoch"], 0);
+    assert_eq!(
+        starts[0]["settings"]["parallel_workers"].as_u64(),
+        Some(s.parallel_workers as u64)
+    );
+    assert_eq!(starts[0]["device"], "cpu (1 threads)");
     for kind in [
         "\"kind\":\"step\"",
         "\"kind\":\"epoch\"",

@@ -1,5 +1,6 @@
 //! Bad input to `fivezero-tools tournament` gives a clear error (exit code 2) quickly, never a
-//! hang: a missing engine, a bad engine spec, bad openings, a zero time control.
+//! hang: a missing engine, a bad engine spec, bad openings, a zero time control (the tournament's
+//! or an engine's own).
 
 use std::time::Duration;
 
@@ -58,6 +59,14 @@ fn bad_engine_spec_and_single_engine() {
 fn zero_time_control() {
     fails_with(&["--turn-ms", "0"], &two(), "--turn-ms");
     fails_with(&["--match-ms", "0"], &two(), "--match-ms");
+    // An engine's own time (time odds) is checked the same way.
+    for bad in ["turn_ms=0", "match_ms=0", "turn_ms=1.5s"] {
+        let engines = vec![
+            format!("{},{bad}", faulty("a", "random-legal", &[])),
+            faulty("b", "random-legal", &[]),
+        ];
+        fails_with(&[], &engines, "whole number of milliseconds");
+    }
 }
 
 #[test]

@@ -105,6 +105,66 @@ fn slow_replies_within_the_budget_are_fine() {
 }
 
 #[test]
+fn time_odds_give_an_engine_its_own_clock() {
+    // Both brains take 250 ms a move. The one given 1000 ms a move in its spec plays on; the
+    // other has --turn-ms 100 (+100 ms tolerance) and loses each game on time.
+    let mut a = args(&[
+        "--engine",
+        &(faulty("odds", "slow", &["--delay", "250"]) + ",turn_ms=1000"),
+        "--engine",
+        &faulty("bad", "slow", &["--delay", "250"]),
+    ]);
+    a.extend(args(&[
+        "--games",
+        "2",
+        "--turn-ms",
+        "100",
+        "--tolerance-ms",
+        "100",
+    ]));
+    let run = tournament(&a, CAP);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_eq!(run.forfeits("bad", "timeout"), 2, "{}", run.json);
+    let odds = run.engine("odds");
+    assert_eq!(
+        odds["forfeits"].as_object().map(|m| m.len()),
+        Some(0),
+        "{odds}"
+    );
+    assert_eq!(odds["turn_ms"], 1000);
+    assert_eq!(odds["slowest_reply_budget_ms"], 1000);
+    assert_eq!(run.engine("bad")["turn_ms"], 100);
+    assert!(run.stdout.contains("1000 ms/move"), "{}", run.stdout);
+
+    // A match clock of its own: 150 ms a move against 400 ms a game runs out by the fourth move,
+    // while the opponent has no match clock at all.
+    let mut a = args(&[
+        "--engine",
+        &faulty("good", "random-legal", &[]),
+        "--engine",
+        &(faulty("bad", "slow", &["--delay", "150"]) + ",match_ms=400"),
+    ]);
+    a.extend(args(&[
+        "--games",
+        "2",
+        "--turn-ms",
+        "1000",
+        "--tolerance-ms",
+        "100",
+    ]));
+    let run = tournament(&a, CAP);
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert_forfeits(&run, "timeout", 2);
+    let bad = run.engine("bad");
+    assert_eq!(bad["match_ms"], 400);
+    assert!(
+        bad["slowest_reply_budget_ms"].as_u64().unwrap() <= 400,
+        "{bad}"
+    );
+    assert_eq!(run.engine("good")["match_ms"], serde_json::Value::Null);
+}
+
+#[test]
 fn crash_mid_game_is_a_loss_and_the_engine_is_restarted() {
     let run = match_vs("crash", &["--at", "3"], &[]);
     assert_forfeits(&run, "crash", 2);

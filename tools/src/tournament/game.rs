@@ -13,15 +13,21 @@ use protocol::{BoardStone, BrainLine, Command, Coord, Info, StoneOwner};
 use super::openings::Opening;
 use super::process::{EngineProcess, Recv};
 
-/// Limits and rules shared by every game of a tournament.
+/// One side's time control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    pub turn_ms: u64,
+    /// `None`: no match clock (sent as `timeout_match 0`, `time_left 2147483647`).
+    pub match_ms: Option<u64>,
+}
+
+/// Limits and rules shared by every game of a tournament. The time control is each side's own
+/// (`play_game`'s `clocks`): the same for both unless an engine spec gives time odds.
 #[derive(Debug, Clone)]
 pub struct GameConfig {
     pub width: usize,
     pub height: usize,
     pub rule: Rule,
-    pub turn_ms: u64,
-    /// `None`: no match clock (sent as `timeout_match 0`, `time_left 2147483647`).
-    pub match_ms: Option<u64>,
     pub tolerance_ms: u64,
     pub start_timeout_ms: u64,
     /// Bytes; `None`: unlimited.
@@ -144,10 +150,11 @@ enum MoveReply {
     Lost(Forfeit, String),
 }
 
-/// Plays one game. Engines stay alive afterwards unless a forfeit needs a restart (the caller
-/// checks `GameRecord::forfeit`).
+/// Plays one game, black on `clocks[0]` and white on `clocks[1]`. Engines stay alive afterwards
+/// unless a forfeit needs a restart (the caller checks `GameRecord::forfeit`).
 pub fn play_game(
     cfg: &GameConfig,
+    clocks: [Clock; 2],
     opening: Option<&Opening>,
     mut seats: [Seat<'_>; 2],
 ) -> GameRecord {
@@ -172,14 +179,14 @@ pub fn play_game(
         let color = if i == 0 { Color::Black } else { Color::White };
         let res = match seat {
             Err(msg) => Err((Forfeit::Spawn, msg.clone())),
-            Ok(eng) => start_engine(cfg, eng),
+            Ok(eng) => start_engine(cfg, clocks[i], eng),
         };
         match res {
             Ok(message) => g.start_messages[i] = message,
             Err((f, msg)) => return g.forfeit(color, f, msg, &mut seats),
         }
     }
-    let mut time_left: [Option<i64>; 2] = [cfg.match_ms.map(|m| m as i64); 2];
+    let mut time_left: [Option<i64>; 2] = clocks.map(|c| c.match_ms.map(|m| m as i64));
     let mut synced = [false, false];
     let mut last_recv: Option<Instant> = None;
     loop {
@@ -222,7 +229,8 @@ pub fn play_game(
             s.overhead_count += 1;
         }
         synced[i] = true;
-        let budget_ms = time_left[i].map_or(cfg.turn_ms, |t| (t.max(0) as u64).min(cfg.turn_ms));
+        let turn_ms = clocks[i].turn_ms;
+        let budget_ms = time_left[i].map_or(turn_ms, |t| (t.max(0) as u64).min(turn_ms));
         let (at, recv_at) = match await_move(cfg, eng, sent, budget_ms) {
             MoveReply::Move(c, t) => (c, t),
             MoveReply::Lost(f, msg) => return g.forfeit(color, f, msg, &mut seats),
@@ -359,6 +367,7 @@ impl Game {
 /// sent before its OK.
 fn start_engine(
     cfg: &GameConfig,
+    clock: Clock,
     eng: &mut EngineProcess,
 ) -> Result<Option<String>, (Forfeit, String)> {
     eng.drain();
@@ -400,8 +409,8 @@ fn start_engine(
         }
     }
     let infos = [
-        Info::TimeoutTurn(cfg.turn_ms as i64),
-        Info::TimeoutMatch(cfg.match_ms.unwrap_or(0) as i64),
+        Info::TimeoutTurn(clock.turn_ms as i64),
+        Info::TimeoutMatch(clock.match_ms.unwrap_or(0) as i64),
         Info::MaxMemory(cfg.max_memory.unwrap_or(0)),
         Info::GameType(1),
         Info::Rule(cfg.rule.to_protocol()),

@@ -29,7 +29,7 @@ use crossbeam_channel::RecvTimeoutError;
 use engine::game::{Board, Rule};
 
 use crate::stats::SprtParams;
-use game::{GameConfig, GameRecord, play_game};
+use game::{Clock, GameConfig, GameRecord, play_game};
 use log::Logger;
 use openings::{Opening, OpeningFormat};
 use process::{EngineProcess, Exit};
@@ -119,7 +119,7 @@ pub struct Args {
     /// Grace added to every deadline, ms (Piskvork and GomocupJudge use 1000).
     #[arg(long = "tolerance-ms", default_value_t = 1000)]
     pub tolerance_ms: u64,
-    /// Time for the OK to START, ms [default: max(5000, turn + tolerance)].
+    /// Time for the OK to START, ms [default: max(5000, longest turn + tolerance)].
     #[arg(long = "start-timeout-ms")]
     pub start_timeout_ms: Option<u64>,
     /// Memory limit per engine (private memory of its process tree), e.g. 367001600, 350M, 1G.
@@ -196,6 +196,8 @@ struct Job {
 /// Everything a worker needs, shared read-only.
 struct Shared {
     specs: Vec<EngineSpec>,
+    /// Each engine's time control: `--turn-ms` / `--match-ms` unless its spec gives its own.
+    clocks: Vec<Clock>,
     cfg: GameConfig,
     openings: Vec<Opening>,
     queue: Mutex<VecDeque<Job>>,
@@ -257,16 +259,26 @@ pub fn run(args: Args) -> Result<Summary, String> {
         None if args.rule == Rule::Renju && (width, height) == (15, 15) => Some(200),
         None => None,
     };
+    let clocks: Vec<Clock> = specs
+        .iter()
+        .map(|s| Clock {
+            turn_ms: s.turn_ms.unwrap_or(args.turn_ms),
+            match_ms: s.match_ms.or(args.match_ms),
+        })
+        .collect();
+    let longest_turn_ms = clocks
+        .iter()
+        .map(|c| c.turn_ms)
+        .max()
+        .unwrap_or(args.turn_ms);
     let cfg = GameConfig {
         width,
         height,
         rule: args.rule,
-        turn_ms: args.turn_ms,
-        match_ms: args.match_ms,
         tolerance_ms: args.tolerance_ms,
         start_timeout_ms: args
             .start_timeout_ms
-            .unwrap_or((args.turn_ms + args.tolerance_ms).max(5000)),
+            .unwrap_or((longest_turn_ms + args.tolerance_ms).max(5000)),
         max_memory: args.max_memory,
         draw_after,
         yxstop: args.yxstop,
@@ -300,8 +312,11 @@ pub fn run(args: Args) -> Result<Summary, String> {
         games_played: 0,
         engines: specs
             .iter()
-            .map(|s| EngineTotals {
+            .zip(&clocks)
+            .map(|(s, c)| EngineTotals {
                 name: s.name.clone(),
+                turn_ms: c.turn_ms,
+                match_ms: c.match_ms,
                 ..Default::default()
             })
             .collect(),
@@ -346,6 +361,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
     let workers = args.concurrency.clamp(1, jobs.len().max(1));
     let shared = Arc::new(Shared {
         specs,
+        clocks,
         cfg,
         openings,
         queue: Mutex::new(jobs),
@@ -495,6 +511,7 @@ fn worker(sh: &Shared, tx: &crossbeam_channel::Sender<WorkerMsg>) {
         let [b, w] = &mut taken;
         let rec = play_game(
             &sh.cfg,
+            [sh.clocks[job.black], sh.clocks[job.white]],
             opening,
             [
                 b.as_mut().map_err(|e| e.clone()),

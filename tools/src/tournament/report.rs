@@ -15,6 +15,9 @@ use crate::stats::{self, SprtDecision, SprtParams, Wdl};
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EngineTotals {
     pub name: String,
+    /// Its time control (its own when the spec gave time odds).
+    pub turn_ms: u64,
+    pub match_ms: Option<u64>,
     pub games: u64,
     pub wins: u64,
     pub losses: u64,
@@ -315,12 +318,15 @@ impl Tally {
                 e.forfeits.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 out,
-                "  {}: {} games +{} ={} -{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
+                "  {}: {} games +{} ={} -{}  {} ms/move{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
                 e.name,
                 e.games,
                 e.wins,
                 e.draws,
                 e.losses,
+                e.turn_ms,
+                e.match_ms
+                    .map_or(String::new(), |m| format!(", {m} ms/game")),
                 forfeits.join(", "),
                 e.peak_memory_bytes as f64 / 1048576.0,
                 e.peak_rss_bytes as f64 / 1048576.0,

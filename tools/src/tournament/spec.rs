@@ -1,4 +1,5 @@
-//! Engine specifications from the command line: `cmd=PATH,name=X,arg=A,arg=B,dir=D,env=K=V`.
+//! Engine specifications from the command line:
+//! `cmd=PATH,name=X,arg=A,arg=B,dir=D,env=K=V,turn_ms=N,match_ms=N`.
 //!
 //! Parsing and validation only (the command must exist and be executable before any game
 //! starts); no process handling. Depends on std only.
@@ -15,6 +16,10 @@ pub struct EngineSpec {
     /// Working directory of the process (Gomocup engines find their data files relative to it).
     pub dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// This engine's own time per move and per game (time odds), in place of `--turn-ms` and
+    /// `--match-ms`.
+    pub turn_ms: Option<u64>,
+    pub match_ms: Option<u64>,
 }
 
 pub const SPEC_HELP: &str = "\
@@ -24,12 +29,21 @@ Engine spec: comma-separated key=value pairs (c-gomoku-cli style):
   arg=A       one command-line argument, repeat for more (an argument cannot contain a comma)
   dir=D       working directory of the process (default: the manager's)
   env=K=V     an environment variable for the process, repeatable
+  turn_ms=N   this engine's time per move in ms, in place of --turn-ms (time odds)
+  match_ms=N  this engine's time per game in ms, in place of --match-ms
 Example: --engine cmd=target/release/pbrain-fivezero,name=fz,arg=--threads,arg=1";
 
 impl EngineSpec {
     /// Parses one `--engine` value without touching the file system.
     pub fn parse(text: &str) -> Result<Self, String> {
         let (mut name, mut cmd, mut args, mut dir, mut env) = (None, None, vec![], None, vec![]);
+        let (mut turn_ms, mut match_ms) = (None, None);
+        let millis = |key: &str, value: &str| match value.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => Err(format!(
+                "engine spec `{text}`: {key} needs a whole number of milliseconds, at least 1, got `{value}`"
+            )),
+        };
         for part in text.split(',').filter(|p| !p.trim().is_empty()) {
             let (key, value) = part
                 .split_once('=')
@@ -45,9 +59,12 @@ impl EngineSpec {
                     })?;
                     env.push((k.to_string(), v.to_string()));
                 }
+                "turn_ms" => turn_ms = millis("turn_ms", value)?,
+                "match_ms" => match_ms = millis("match_ms", value)?,
                 other => {
                     return Err(format!(
-                        "engine spec `{text}`: unknown key `{other}` (cmd, name, arg, dir, env)"
+                        "engine spec `{text}`: unknown key `{other}` \
+                         (cmd, name, arg, dir, env, turn_ms, match_ms)"
                     ));
                 }
             }
@@ -64,6 +81,8 @@ impl EngineSpec {
             args,
             dir,
             env,
+            turn_ms,
+            match_ms,
         })
     }
 
@@ -138,6 +157,9 @@ mod tests {
         assert_eq!(s.args, vec!["-n", "x"]);
         assert_eq!(s.dir, Some(PathBuf::from("/tmp")));
         assert_eq!(s.env, vec![("A".to_string(), "b=c".to_string())]);
+        assert_eq!((s.turn_ms, s.match_ms), (None, None));
+        let odds = EngineSpec::parse("cmd=/bin/echo,turn_ms=500,match_ms=30000").unwrap();
+        assert_eq!((odds.turn_ms, odds.match_ms), (Some(500), Some(30000)));
         assert_eq!(
             EngineSpec::parse("cmd=/usr/bin/pbrain-x").unwrap().name,
             "pbrain-x"
@@ -149,6 +171,16 @@ mod tests {
         assert!(EngineSpec::parse("name=x").is_err());
         assert!(EngineSpec::parse("cmd=/bin/true,foo=1").is_err());
         assert!(EngineSpec::parse("cmd=/bin/true,oops").is_err());
+        for bad in [
+            "turn_ms=0",
+            "turn_ms=-5",
+            "turn_ms=1.5",
+            "match_ms=",
+            "match_ms=x",
+        ] {
+            let e = EngineSpec::parse(&format!("cmd=/bin/true,{bad}")).unwrap_err();
+            assert!(e.contains("milliseconds"), "{bad}: {e}");
+        }
         let missing = EngineSpec::parse("cmd=/nonexistent/pbrain-none")
             .unwrap()
             .resolve();

@@ -431,7 +431,7 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     for rule in [
         "freestyle on 15x15, 20x20",
         "standard on 15x15",
-        "renju on 15x15",
+        "renju on 15x15, 20x20",
         "caro on 15x15",
     ] {
         assert!(plays.contains(rule), "{plays}");

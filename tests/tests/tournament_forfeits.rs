@@ -11,21 +11,25 @@ const CAP: Duration = Duration::from_secs(20);
 
 /// good (first) vs bad, two games, fast clock; `extra` are more tournament flags.
 fn match_vs(mode: &str, bad_args: &[&str], extra: &[&str]) -> Run {
-    let mut a = args(&[
-        "--engine",
-        &faulty("good", "random-legal", &[]),
-        "--engine",
-        &faulty("bad", mode, bad_args),
-    ]);
-    a.extend(args(&[
-        "--games",
-        "2",
-        "--turn-ms",
-        "300",
-        "--tolerance-ms",
-        "200",
-    ]));
-    a.extend(args(extra));
+    let engines = [
+        faulty("good", "random-legal", &[]),
+        faulty("bad", mode, bad_args),
+    ];
+    two_games(
+        engines,
+        &[&["--turn-ms", "300", "--tolerance-ms", "200"], extra].concat(),
+    )
+}
+
+/// Two games (one per colour) between the two engine specs, with the tournament flags `flags`;
+/// the tournament itself must finish cleanly.
+fn two_games(engines: [String; 2], flags: &[&str]) -> Run {
+    let mut a = Vec::new();
+    for e in engines {
+        a.extend(["--engine".to_string(), e]);
+    }
+    a.extend(args(&["--games", "2"]));
+    a.extend(args(flags));
     let run = tournament(&a, CAP);
     assert_eq!(
         run.code,
@@ -108,22 +112,11 @@ fn slow_replies_within_the_budget_are_fine() {
 fn time_odds_give_an_engine_its_own_clock() {
     // Both brains take 250 ms a move. The one given 1000 ms a move in its spec plays on; the
     // other has --turn-ms 100 (+100 ms tolerance) and loses each game on time.
-    let mut a = args(&[
-        "--engine",
-        &(faulty("odds", "slow", &["--delay", "250"]) + ",turn_ms=1000"),
-        "--engine",
-        &faulty("bad", "slow", &["--delay", "250"]),
-    ]);
-    a.extend(args(&[
-        "--games",
-        "2",
-        "--turn-ms",
-        "100",
-        "--tolerance-ms",
-        "100",
-    ]));
-    let run = tournament(&a, CAP);
-    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let engines = [
+        faulty("odds", "slow", &["--delay", "250"]) + ",turn_ms=1000",
+        faulty("bad", "slow", &["--delay", "250"]),
+    ];
+    let run = two_games(engines, &["--turn-ms", "100", "--tolerance-ms", "100"]);
     assert_eq!(run.forfeits("bad", "timeout"), 2, "{}", run.json);
     let odds = run.engine("odds");
     assert_eq!(
@@ -138,22 +131,11 @@ fn time_odds_give_an_engine_its_own_clock() {
 
     // A match clock of its own: 150 ms a move against 400 ms a game runs out by the fourth move,
     // while the opponent has no match clock at all.
-    let mut a = args(&[
-        "--engine",
-        &faulty("good", "random-legal", &[]),
-        "--engine",
-        &(faulty("bad", "slow", &["--delay", "150"]) + ",match_ms=400"),
-    ]);
-    a.extend(args(&[
-        "--games",
-        "2",
-        "--turn-ms",
-        "1000",
-        "--tolerance-ms",
-        "100",
-    ]));
-    let run = tournament(&a, CAP);
-    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    let engines = [
+        faulty("good", "random-legal", &[]),
+        faulty("bad", "slow", &["--delay", "150"]) + ",match_ms=400",
+    ];
+    let run = two_games(engines, &["--turn-ms", "1000", "--tolerance-ms", "100"]);
     assert_forfeits(&run, "timeout", 2);
     let bad = run.engine("bad");
     assert_eq!(bad["match_ms"], 400);

@@ -97,6 +97,21 @@ fn evaluates_an_exported_network_against_both_baselines() {
     let r = &doc["results"][model.to_str().unwrap()];
     let games = ["wins", "draws", "losses"].map(|k| r[k].as_u64().unwrap());
     assert_eq!(games.iter().sum::<u64>(), 2, "{doc}");
+    // A model named by --model without --json writes no summary: the profile's run folder
+    // (relative, so under the working folder here) keeps whatever proof.json it has.
+    let cwd = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .current_dir(cwd.path())
+        .arg("--model")
+        .arg(&model)
+        .args(["--board-size", "7", "--pairs", "1", "--simulations", "4"])
+        .args(["--workers", "1", "--against", "uniform"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("no summary file written"), "{stdout}");
+    let written: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
+    assert!(written.is_empty(), "{written:?}");
     // An opponent that is neither a baseline nor a model file is refused by name.
     let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
         .arg("--model")

@@ -59,7 +59,8 @@ struct Cli {
     workers: usize,
     #[arg(long, default_value_t = 12345)]
     seed: u64,
-    /// Where the JSON summary goes (default: <checkpoint_dir>/proof.json).
+    /// Where the JSON summary goes (default: <checkpoint_dir>/proof.json when the model is the
+    /// run's own; with --model and no --json, no file is written).
     #[arg(long)]
     json: Option<PathBuf>,
 }
@@ -167,16 +168,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                                "games": 2 * mc.pairs, "seconds": secs}),
         );
     }
-    let out = cli
-        .json
-        .clone()
-        .unwrap_or_else(|| s.checkpoint_dir.join("proof.json"));
+    // The run folder's proof.json belongs to the run's own model: a file compared from
+    // elsewhere must not overwrite it, so that summary goes only where --json says.
+    let out = match (&cli.json, &cli.model) {
+        (Some(path), _) => path.clone(),
+        (None, None) => s.checkpoint_dir.join("proof.json"),
+        (None, Some(_)) => {
+            println!("trainer-eval: no summary file written (--json FILE keeps one)");
+            return Ok(());
+        }
+    };
     let doc = serde_json::json!({
         "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
         "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed, "results": results,
     });
-    // The default folder is the profile's run folder, which a model compared from elsewhere may
-    // not have yet: the games just played must not end in an error.
+    // The folder --json names may not exist yet: the games just played must not end in an error.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;

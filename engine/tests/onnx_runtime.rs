@@ -430,7 +430,7 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
         engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
     for rule in [
         "freestyle on 15x15, 20x20",
-        "standard on 15x15",
+        "standard on 15x15, 20x20",
         "renju on 15x15, 20x20",
         "caro on 15x15",
     ] {

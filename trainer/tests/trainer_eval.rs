@@ -109,7 +109,10 @@ fn evaluates_an_exported_network_against_both_baselines() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("no summary file written"), "{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("no summary file written"),
+        "{stdout}"
+    );
     let written: Vec<_> = std::fs::read_dir(cwd.path()).unwrap().collect();
     assert!(written.is_empty(), "{written:?}");
     // An opponent that is neither a baseline nor a model file is refused by name.

@@ -432,7 +432,7 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
         "freestyle on 15x15, 20x20",
         "standard on 15x15, 20x20",
         "renju on 15x15, 20x20",
-        "caro on 15x15",
+        "caro on 15x15, 20x20",
     ] {
         assert!(plays.contains(rule), "{plays}");
     }
@@ -461,5 +461,8 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
         values.windows(2).all(|v| v[0] != v[1]),
         "one network per rule: {values:?}"
     );
-    assert!(set.refuses(&position(Rule::Caro, 20)).is_some());
+    for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju, Rule::Caro] {
+        assert!(set.refuses(&position(rule, 20)).is_none(), "{rule} 20x20");
+    }
+    assert!(set.refuses(&position(Rule::Freestyle, 19)).is_some());
 }

@@ -406,15 +406,24 @@ fn yxnbest_answers_without_playing_the_move() {
     assert_ne!((x2, y2), (7, 7));
 }
 
-/// The networks built into the engine play what they claim: freestyle, standard and renju on 15x15
-/// and 20x20; another game (freestyle and standard on 19x19) is played with the classical
-/// evaluator and a MESSAGE says why. `--model
+/// The networks built into the engine play what they claim: each rule on 15x15 and 20x20; another
+/// game (freestyle and standard on 19x19) is played with the classical evaluator and a MESSAGE
+/// says why. `--model
 /// none` and `INFO model none` choose the classical evaluator; a bad `INFO model` value or a
 /// missing file is a MESSAGE, and the engine plays on.
 #[test]
 fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_rest() {
     let said = |b: &Brain, what: &str| b.messages.iter().any(|m| m.contains(what));
-    for (size, rule) in [(15, 0), (20, 0), (15, 1), (20, 1), (15, 4), (20, 4)] {
+    for (size, rule) in [
+        (15, 0),
+        (20, 0),
+        (15, 1),
+        (20, 1),
+        (15, 4),
+        (20, 4),
+        (15, 8),
+        (20, 8),
+    ] {
         let mut b = started(size, rule);
         b.send("BEGIN");
         expect_move(&mut b);

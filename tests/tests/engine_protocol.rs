@@ -408,9 +408,8 @@ fn yxnbest_answers_without_playing_the_move() {
 
 /// The networks built into the engine play what they claim: each rule on 15x15 and 20x20; another
 /// game (freestyle and standard on 19x19) is played with the classical evaluator and a MESSAGE
-/// says why. `--model
-/// none` and `INFO model none` choose the classical evaluator; a bad `INFO model` value or a
-/// missing file is a MESSAGE, and the engine plays on.
+/// says why. `--model none` and `INFO model none` choose the classical evaluator; a bad `INFO
+/// model` value or a missing file is a MESSAGE, and the engine plays on.
 #[test]
 fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_rest() {
     let said = |b: &Brain, what: &str| b.messages.iter().any(|m| m.contains(what));

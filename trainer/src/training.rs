@@ -290,13 +290,21 @@ impl Trainer {
             }
             (best.epoch, best.elo) = (ck.best_epoch, ck.best_elo);
         }
-        if self.replay.next_chunk() < ck.next_chunk {
-            warn(format!(
-                "replay folder ends at chunk {} but the checkpoint saw {}: some chunks are gone \
-                 (a checkpoint copied into a new folder resumes with an empty replay window)",
-                self.replay.next_chunk(),
+        // An empty folder is the documented way to go on from a shipped checkpoint (copy it
+        // into a new run folder), so that case is said plainly; a folder that has fewer chunks
+        // than its own checkpoint saw has lost some.
+        match self.replay.next_chunk() {
+            0 if ck.next_chunk > 0 => warn(format!(
+                "the replay folder is empty (the checkpoint saw {} chunks elsewhere): the window \
+                 starts empty and self-play refills it, as expected for a checkpoint copied into \
+                 a new run folder",
                 ck.next_chunk
-            ));
+            )),
+            have if have < ck.next_chunk => warn(format!(
+                "replay folder ends at chunk {have} but the checkpoint saw {}: some chunks are gone",
+                ck.next_chunk
+            )),
+            _ => {}
         }
         (self.step, self.epoch, self.games) = (ck.step, ck.epoch, ck.games_played);
         self.rng = ck.rng.clone();

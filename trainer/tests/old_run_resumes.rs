@@ -119,3 +119,54 @@ fn a_run_folder_from_commit_600a981_resumes() {
     assert!(!dir.join("ckpt-000004.bin").exists());
     assert_eq!(std::fs::read(dir.join("ckpt-000003.bin")).unwrap(), before);
 }
+
+/// The replay warnings on resuming say which case it is: a checkpoint copied alone into a new
+/// folder (the documented way to go on from a shipped one) starts an empty window, as expected;
+/// a folder with fewer chunks than its checkpoint saw has lost some.
+#[test]
+fn a_copied_checkpoint_is_told_apart_from_lost_replay_chunks() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-600a981");
+    let warnings_with = |chunks: &[&str]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        std::fs::create_dir_all(dir.join("replay")).unwrap();
+        std::fs::copy(fixture.join("ckpt-000002.bin"), dir.join("ckpt-000002.bin")).unwrap();
+        for c in chunks {
+            std::fs::copy(fixture.join("replay").join(c), dir.join("replay").join(c)).unwrap();
+        }
+        let s = Settings {
+            model_preset: Preset::Tiny,
+            board_size: 9,
+            device: DeviceArg::Cpu,
+            checkpoint_dir: dir.clone(),
+            ..Settings::default()
+        };
+        let mut warnings = Vec::new();
+        let mut t =
+            trainer::training::Trainer::new(&s, tch::Device::Cpu, 10, false, |m| warnings.push(m))
+                .unwrap();
+        let resumed = t
+            .resume(&trainer::config::Resume::Auto, &dir, |m| warnings.push(m))
+            .unwrap();
+        assert_eq!(resumed, Some(dir.join("ckpt-000002.bin")));
+        warnings
+    };
+    let copied = warnings_with(&[]);
+    assert!(
+        copied
+            .iter()
+            .any(|w| w.contains("the replay folder is empty")
+                && w.contains("as expected for a checkpoint copied into a new run folder")),
+        "{copied:?}"
+    );
+    let lost = warnings_with(&["chunk-00000000.bin"]);
+    assert!(
+        lost.iter().any(
+            |w| w.contains("replay folder ends at chunk 1 but the checkpoint saw 2")
+                && w.contains("some chunks are gone")
+        ),
+        "{lost:?}"
+    );
+    let whole = warnings_with(&["chunk-00000000.bin", "chunk-00000001.bin"]);
+    assert!(!whole.iter().any(|w| w.contains("replay")), "{whole:?}");
+}

@@ -681,6 +681,70 @@ mod tests {
         }
     }
 
+    /// Every "To continue it:" command of `runs-saved/*/README.md` trains at least one epoch: the
+    /// checkpoint it copies is before the epoch its profile (with the command's own
+    /// `--stop-after-epoch`, if any) stops after. Such a command that trains nothing then ships
+    /// nothing, or an old model, and reads as if it worked.
+    #[test]
+    fn every_runs_saved_continue_command_trains() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let presets = root.join("trainer/presets.toml");
+        let mut checked = Vec::new();
+        for entry in std::fs::read_dir(root.join("runs-saved")).unwrap() {
+            let readme = entry.unwrap().path().join("README.md");
+            let Ok(text) = std::fs::read_to_string(&readme) else {
+                continue;
+            };
+            let Some(at) = text.find("To continue it:") else {
+                continue;
+            };
+            let paragraph = text[at..].split("\n\n").next().unwrap().replace('\n', " ");
+            let name = readme.display().to_string();
+            // The first word after `key` in the paragraph, without Markdown's backticks or quotes.
+            let word_after = |key: &str| {
+                let rest = paragraph.split(key).nth(1)?;
+                rest.split(|c: char| c.is_whitespace() || c == '`' || c == '"')
+                    .find(|w| !w.is_empty())
+                    .map(str::to_string)
+            };
+            let checkpoint: u64 = word_after("ckpt-")
+                .and_then(|w| w.strip_suffix(".bin").map(str::to_string))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: no ckpt-NNNNNN.bin to continue from"));
+            // `make train-default[-X]` runs profile `default-15x15[-X]` (the Makefile's targets).
+            let profile = word_after("--profile ")
+                .or_else(|| {
+                    word_after("make ").map(|t| t.replace("train-default", "default-15x15"))
+                })
+                .unwrap_or_else(|| panic!("{name}: no make target or --profile"));
+            let mut args = vec!["trainer".to_string()];
+            if let Some(n) = word_after("--stop-after-epoch ") {
+                args.extend(["--stop-after-epoch".to_string(), n]);
+            }
+            let m = Cli::command().try_get_matches_from(&args).unwrap();
+            let r = resolve(&m, Some(&presets), Some(&profile))
+                .unwrap_or_else(|e| panic!("{name}: profile {profile}: {e}"));
+            let stop = r.settings.last_epoch();
+            assert!(
+                stop > checkpoint,
+                "{name}: continuing from epoch {checkpoint} with profile {profile} stops after \
+                 epoch {stop}: it trains nothing (give it a later --stop-after-epoch)"
+            );
+            checked.push(profile);
+        }
+        checked.sort();
+        assert_eq!(
+            checked,
+            [
+                "default-15x15-caro",
+                "default-15x15-finetune",
+                "default-15x15-renju",
+                "default-15x15-standard"
+            ],
+            "the runs-saved folders with a \"To continue it:\" command"
+        );
+    }
+
     #[test]
     fn profile_overrides_defaults_and_unknown_keys_are_named() {
         let s =

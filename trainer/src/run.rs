@@ -127,10 +127,13 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         );
     }
     if t.epoch >= s.last_epoch() {
+        // A checkpoint copied from runs-saved/ sits at its profile's own stop: say how to go on.
         eprintln!(
-            "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train",
+            "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train \
+             (a later --stop-after-epoch, up to the schedule's epochs = {}, trains on)",
             t.epoch,
-            s.last_epoch()
+            s.last_epoch(),
+            s.epochs
         );
         let summary = RunSummary {
             resumed_from,

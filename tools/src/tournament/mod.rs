@@ -208,7 +208,10 @@ struct Shared {
 }
 
 enum WorkerMsg {
-    Game(Job, Box<GameRecord>),
+    /// A finished game, and where to say it has been tallied: its worker waits for that before
+    /// it takes another job, so a decision reached on this game (SPRT) starts no further game
+    /// however far the tally lags behind the games (it writes the JSON summary each game).
+    Game(Job, Box<GameRecord>, crossbeam_channel::Sender<()>),
     Done {
         restarts: Vec<u64>,
         end_kills: Vec<u64>,
@@ -407,7 +410,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
             Err(RecvTimeoutError::Disconnected) => break,
         };
         match msg {
-            WorkerMsg::Game(job, rec) => {
+            WorkerMsg::Game(job, rec, tallied) => {
                 let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
                 let heard = tally.add(job.black, job.white, opening_text.clone(), &rec);
                 for e in heard {
@@ -452,6 +455,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
                 if tally.sprt_decision().is_some() {
                     shared.stop.store(true, Ordering::Relaxed);
                 }
+                let _ = tallied.send(());
             }
             WorkerMsg::Done {
                 restarts,
@@ -486,6 +490,7 @@ fn worker(sh: &Shared, tx: &crossbeam_channel::Sender<WorkerMsg>) {
     let n = sh.specs.len();
     let mut procs: Vec<Option<EngineProcess>> = (0..n).map(|_| None).collect();
     let mut started = vec![0u64; n];
+    let (tallied, tally_done) = crossbeam_channel::bounded(1);
     loop {
         if sh.stop.load(Ordering::Relaxed) {
             break;
@@ -524,7 +529,11 @@ fn worker(sh: &Shared, tx: &crossbeam_channel::Sender<WorkerMsg>) {
                 procs[e] = Some(p);
             }
         }
-        if tx.send(WorkerMsg::Game(job, Box::new(rec))).is_err() {
+        if tx
+            .send(WorkerMsg::Game(job, Box::new(rec), tallied.clone()))
+            .is_err()
+            || tally_done.recv().is_err()
+        {
             break;
         }
     }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fivezero_tests::referee::{Run, args, faulty, tournament, tournament_signalled};
+use fivezero_tests::referee::{Run, args, bin, faulty, tournament, tournament_signalled};
 
 const CAP: Duration = Duration::from_secs(30);
 
@@ -203,7 +203,11 @@ fn sprt_stops_early_when_one_side_loses_every_game() {
     // worker waits for each game's tally before the next, so no game starts after the decision
     // however slowly the manager tallies (under load it once played all 200 fast forfeits first).
     let played = run.json["games_played"].as_u64().unwrap();
-    assert_eq!(played, 5, "SPRT did not stop at its decision: {}", run.json["sprt"]);
+    assert_eq!(
+        played, 5,
+        "SPRT did not stop at its decision: {}",
+        run.json["sprt"]
+    );
     assert_eq!(run.json["sprt"]["result"], "H1", "{}", run.json["sprt"]);
     assert!(
         run.json["sprt"]["llr"].as_f64().unwrap()
@@ -264,4 +268,55 @@ fn a_second_signal_quits_at_once_and_the_summary_keeps_the_finished_games() {
     assert!((2..200).contains(&played), "played {played}");
     assert_eq!(run.json["games"].as_array().unwrap().len() as u64, played);
     assert!(run.records.matches("[Result ").count() as u64 >= played);
+}
+
+#[test]
+fn a_node_limit_in_the_spec_reaches_the_engine_and_bounds_its_search() {
+    // The real engine on the classical evaluator, one side limited to 40 nodes a move, the other
+    // on its clock alone; 30 stones a game keep it short.
+    let fz = bin("pbrain-fivezero");
+    let spec = |name: &str, extra: &str| {
+        format!(
+            "cmd={},name={name},arg=--model,arg=none{extra}",
+            fz.display()
+        )
+    };
+    let run = run_ok(args(&[
+        "--engine",
+        &spec("fixed", ",max_node=40"),
+        "--engine",
+        &spec("clocked", ""),
+        "--games",
+        "2",
+        "--turn-ms",
+        "300",
+        "--draw-after",
+        "30",
+    ]));
+    assert_eq!(run.json["games_played"], 2);
+    assert_eq!(run.engine("fixed")["max_node"], 40);
+    assert_eq!(run.engine("clocked")["max_node"], serde_json::Value::Null);
+    assert!(run.stdout.contains("40 nodes/move"), "{}", run.stdout);
+    let sent = |name: &str| {
+        run.wire
+            .lines()
+            .filter(|l| l.contains(&format!(" {name} < INFO max_node")))
+            .count()
+    };
+    assert_eq!(sent("fixed"), 2, "once per game:\n{}", run.wire);
+    assert_eq!(sent("clocked"), 0, "{}", run.wire);
+    // Every search the limited engine reports stops near its limit: the count includes the
+    // visits a reused subtree carries over (up to about twice the limit seen), where the clocked
+    // engine reports thousands.
+    let nodes: Vec<u64> = run
+        .wire
+        .lines()
+        .filter(|l| l.contains(" fixed > MESSAGE depth"))
+        .filter_map(|l| {
+            let after = l.split(" nodes ").nth(1)?;
+            after.split_whitespace().next()?.parse().ok()
+        })
+        .collect();
+    assert!(nodes.len() >= 10, "{}", run.wire);
+    assert!(nodes.iter().all(|&n| n <= 200), "{nodes:?}");
 }

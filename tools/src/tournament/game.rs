@@ -13,12 +13,14 @@ use protocol::{BoardStone, BrainLine, Command, Coord, Info, StoneOwner};
 use super::openings::Opening;
 use super::process::{EngineProcess, Recv};
 
-/// One side's time control.
+/// One side's time control, and its node limit when it plays at fixed work per move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Clock {
     pub turn_ms: u64,
     /// `None`: no match clock (sent as `timeout_match 0`, `time_left 2147483647`).
     pub match_ms: Option<u64>,
+    /// Sent as `INFO max_node`; `None`: nothing sent (the engine's own default, no limit).
+    pub max_node: Option<u64>,
 }
 
 /// Limits and rules shared by every game of a tournament. The time control is each side's own
@@ -409,14 +411,16 @@ fn start_engine(
         }
     }
     let infos = [
-        Info::TimeoutTurn(clock.turn_ms as i64),
-        Info::TimeoutMatch(clock.match_ms.unwrap_or(0) as i64),
-        Info::MaxMemory(cfg.max_memory.unwrap_or(0)),
-        Info::GameType(1),
-        Info::Rule(cfg.rule.to_protocol()),
+        Some(Info::TimeoutTurn(clock.turn_ms as i64)),
+        Some(Info::TimeoutMatch(clock.match_ms.unwrap_or(0) as i64)),
+        Some(Info::MaxMemory(cfg.max_memory.unwrap_or(0))),
+        Some(Info::GameType(1)),
+        Some(Info::Rule(cfg.rule.to_protocol())),
+        clock.max_node.map(Info::MaxNode),
     ];
     let text: Vec<String> = infos
         .into_iter()
+        .flatten()
         .map(|i| Command::Info(i).to_string())
         .collect();
     eng.send(&text.join("\n"))

@@ -34,7 +34,7 @@ use log::Logger;
 use openings::{Opening, OpeningFormat};
 use process::{EngineProcess, Exit};
 use report::{EngineTotals, PairTotals, Summary, Tally};
-use spec::EngineSpec;
+use spec::{EngineSpec, SPEC_HELP};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -44,16 +44,8 @@ pub enum Mode {
     Gauntlet,
 }
 
+/// `tournament --help` after the options: the engine spec (`spec::SPEC_HELP`), then this.
 const AFTER_HELP: &str = "\
-ENGINE SPEC
-  --engine takes comma-separated key=value pairs (c-gomoku-cli style):
-    cmd=PATH    the program (required); a bare name is searched in PATH
-    name=X      display name (default: the program's file name; duplicates get #2, #3 ...)
-    arg=A       one command-line argument, repeat for more (no commas inside)
-    dir=D       working directory of the process (default: the manager's)
-    env=K=V     an environment variable for the process, repeatable
-  e.g. --engine cmd=target/release/pbrain-fivezero,name=fz --engine cmd=./pbrain-rapfi,dir=/opt/rapfi
-
 OPENINGS (--openings FILE, one opening per line, black first; '#' comments)
   offset     c-gomoku-cli style, x,y relative to the centre:   0,0, 1,0, -1,1
   absolute   0-based protocol coordinates x,y:                 7,7 8,7 6,8
@@ -83,7 +75,7 @@ STOPPING EARLY
   (`\"interrupted\": true` in the summary); a second one quits at once.";
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = AFTER_HELP, args_override_self = true)]
+#[command(after_help = format!("{SPEC_HELP}\n\n{AFTER_HELP}"), args_override_self = true)]
 pub struct Args {
     /// An engine to play (at least two; see ENGINE SPEC below).
     #[arg(long = "engine", value_name = "SPEC", required = true)]
@@ -267,6 +259,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
         .map(|s| Clock {
             turn_ms: s.turn_ms.unwrap_or(args.turn_ms),
             match_ms: s.match_ms.or(args.match_ms),
+            max_node: s.max_node,
         })
         .collect();
     let longest_turn_ms = clocks
@@ -320,6 +313,7 @@ pub fn run(args: Args) -> Result<Summary, String> {
                 name: s.name.clone(),
                 turn_ms: c.turn_ms,
                 match_ms: c.match_ms,
+                max_node: c.max_node,
                 ..Default::default()
             })
             .collect(),

@@ -18,6 +18,8 @@ pub struct EngineTotals {
     /// Its time control (its own when the spec gave time odds).
     pub turn_ms: u64,
     pub match_ms: Option<u64>,
+    /// Its node limit per move (`INFO max_node`), when it plays at fixed work.
+    pub max_node: Option<u64>,
     pub games: u64,
     pub wins: u64,
     pub losses: u64,
@@ -318,7 +320,7 @@ impl Tally {
                 e.forfeits.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 out,
-                "  {}: {} games +{} ={} -{}  {} ms/move{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
+                "  {}: {} games +{} ={} -{}  {} ms/move{}{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
                 e.name,
                 e.games,
                 e.wins,
@@ -327,6 +329,8 @@ impl Tally {
                 e.turn_ms,
                 e.match_ms
                     .map_or(String::new(), |m| format!(", {m} ms/game")),
+                e.max_node
+                    .map_or(String::new(), |n| format!(", {n} nodes/move")),
                 forfeits.join(", "),
                 e.peak_memory_bytes as f64 / 1048576.0,
                 e.peak_rss_bytes as f64 / 1048576.0,

@@ -1,5 +1,5 @@
 //! Engine specifications from the command line:
-//! `cmd=PATH,name=X,arg=A,arg=B,dir=D,env=K=V,turn_ms=N,match_ms=N`.
+//! `cmd=PATH,name=X,arg=A,arg=B,dir=D,env=K=V,turn_ms=N,match_ms=N,max_node=N`.
 //!
 //! Parsing and validation only (the command must exist and be executable before any game
 //! starts); no process handling. Depends on std only.
@@ -20,24 +20,32 @@ pub struct EngineSpec {
     /// `--match-ms`.
     pub turn_ms: Option<u64>,
     pub match_ms: Option<u64>,
+    /// Nodes per move, sent as `INFO max_node` (Yixin-Board's levels): a match at fixed work
+    /// per move, which a busy or slower machine does not change. The time limits still apply.
+    pub max_node: Option<u64>,
 }
 
+/// The `--engine` part of `tournament --help`.
 pub const SPEC_HELP: &str = "\
-Engine spec: comma-separated key=value pairs (c-gomoku-cli style):
-  cmd=PATH    the program (required); a bare name is searched in PATH
-  name=X      display name (default: the program's file name; made unique with #2, #3 ...)
-  arg=A       one command-line argument, repeat for more (an argument cannot contain a comma)
-  dir=D       working directory of the process (default: the manager's)
-  env=K=V     an environment variable for the process, repeatable
-  turn_ms=N   this engine's time per move in ms, in place of --turn-ms (time odds)
-  match_ms=N  this engine's time per game in ms, in place of --match-ms
-Example: --engine cmd=target/release/pbrain-fivezero,name=fz,arg=--threads,arg=1";
+ENGINE SPEC
+  --engine takes comma-separated key=value pairs (c-gomoku-cli style):
+    cmd=PATH    the program (required); a bare name is searched in PATH
+    name=X      display name (default: the program's file name; duplicates get #2, #3 ...)
+    arg=A       one command-line argument, repeat for more (no commas inside)
+    dir=D       working directory of the process (default: the manager's)
+    env=K=V     an environment variable for the process, repeatable
+    turn_ms=N   this engine's time per move in ms, in place of --turn-ms (time odds)
+    match_ms=N  this engine's time per game in ms, in place of --match-ms
+    max_node=N  nodes per move for this engine (INFO max_node; pbrain-fivezero: MCTS visits),
+                so the match measures equal work, not a busy machine's speed; time limits
+                still apply
+  e.g. --engine cmd=target/release/pbrain-fivezero,name=fz --engine cmd=./pbrain-rapfi,dir=/opt/rapfi";
 
 impl EngineSpec {
     /// Parses one `--engine` value without touching the file system.
     pub fn parse(text: &str) -> Result<Self, String> {
         let (mut name, mut cmd, mut args, mut dir, mut env) = (None, None, vec![], None, vec![]);
-        let (mut turn_ms, mut match_ms) = (None, None);
+        let (mut turn_ms, mut match_ms, mut max_node) = (None, None, None);
         let millis = |key: &str, value: &str| match value.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(Some(n)),
             _ => Err(format!(
@@ -61,10 +69,18 @@ impl EngineSpec {
                 }
                 "turn_ms" => turn_ms = millis("turn_ms", value)?,
                 "match_ms" => match_ms = millis("match_ms", value)?,
+                "max_node" => match value.parse::<u64>() {
+                    Ok(n) if n >= 1 => max_node = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "engine spec `{text}`: max_node needs a whole number of nodes, at least 1, got `{value}`"
+                        ));
+                    }
+                },
                 other => {
                     return Err(format!(
                         "engine spec `{text}`: unknown key `{other}` \
-                         (cmd, name, arg, dir, env, turn_ms, match_ms)"
+                         (cmd, name, arg, dir, env, turn_ms, match_ms, max_node)"
                     ));
                 }
             }
@@ -83,6 +99,7 @@ impl EngineSpec {
             env,
             turn_ms,
             match_ms,
+            max_node,
         })
     }
 
@@ -160,6 +177,9 @@ mod tests {
         assert_eq!((s.turn_ms, s.match_ms), (None, None));
         let odds = EngineSpec::parse("cmd=/bin/echo,turn_ms=500,match_ms=30000").unwrap();
         assert_eq!((odds.turn_ms, odds.match_ms), (Some(500), Some(30000)));
+        assert_eq!(odds.max_node, None);
+        let fixed = EngineSpec::parse("cmd=/bin/echo,max_node=400").unwrap();
+        assert_eq!(fixed.max_node, Some(400));
         assert_eq!(
             EngineSpec::parse("cmd=/usr/bin/pbrain-x").unwrap().name,
             "pbrain-x"
@@ -180,6 +200,10 @@ mod tests {
         ] {
             let e = EngineSpec::parse(&format!("cmd=/bin/true,{bad}")).unwrap_err();
             assert!(e.contains("milliseconds"), "{bad}: {e}");
+        }
+        for bad in ["max_node=0", "max_node=-1", "max_node=1e3", "max_node="] {
+            let e = EngineSpec::parse(&format!("cmd=/bin/true,{bad}")).unwrap_err();
+            assert!(e.contains("whole number of nodes"), "{bad}: {e}");
         }
         let missing = EngineSpec::parse("cmd=/nonexistent/pbrain-none")
             .unwrap()

@@ -738,6 +738,7 @@ mod tests {
             [
                 "default-15x15-caro",
                 "default-15x15-finetune",
+                "default-15x15-finetune",
                 "default-15x15-renju",
                 "default-15x15-standard"
             ],

@@ -35,7 +35,7 @@ impl ByClaim {
             .find(|m| m.evaluator.refuses(board).is_none())
     }
 
-    /// "onnx:cpu32(4x32 step 13008) for freestyle on 15x15, 20x20; onnx:... for renju on 15x15".
+    /// "onnx:cpu32(4x32 step 28916) for freestyle on 15x15, 20x20; onnx:... for renju on 15x15".
     pub fn describe(&self) -> String {
         let parts: Vec<String> = self
             .members

@@ -94,6 +94,8 @@ train-default: build
 ## 0.0002, 64 simulations a move), resumed from the newest checkpoint of the same run folder, then
 ## quantized and written to models/default.onnx as above. On a GPU: ARGS="--device cuda
 ## --parallel-workers 15". The shipped model's first 34 epochs of it took ARGS="--lr 0.0004".
+## The shipped model's third stage is this profile going on to epoch 312 on a 2-core CPU:
+## ARGS="--stop-after-epoch 312 --parallel-workers 2 --threads 2" (runs-saved/freestyle-stage3/).
 train-default-finetune: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-finetune \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)

@@ -743,7 +743,8 @@ mod tests {
                 "default-15x15-finetune",
                 "default-15x15-finetune",
                 "default-15x15-renju",
-                "default-15x15-standard"
+                "default-15x15-standard",
+                "default-20x20"
             ],
             "the runs-saved folders with a \"To continue it:\" command"
         );

@@ -54,6 +54,10 @@ pub struct MatchResult {
     pub losses: u32,
     pub elo: f64,
     pub elo_error: f64,
+    /// Opening pairs by the points `a` took in them (0, ½, 1, 1½, 2): where the opening or the
+    /// colour decides each game, nearly every pair is 1-1 and the score stays near 50% whatever
+    /// the networks' strength, which the game count alone hides.
+    pub pairs_by_points: [u32; 5],
 }
 
 impl MatchResult {
@@ -185,7 +189,10 @@ pub fn play_match(
     });
     let mut r = MatchResult::default();
     for o in outcomes {
-        for s in o.map_err(|e| anyhow::anyhow!("opening: {e}"))? {
+        let pair = o.map_err(|e| anyhow::anyhow!("opening: {e}"))?;
+        // Half points: 0..=4 from -2..=2.
+        r.pairs_by_points[(pair[0] + pair[1] + 2) as usize] += 1;
+        for s in pair {
             match s {
                 1 => r.wins += 1,
                 0 => r.draws += 1,
@@ -247,5 +254,29 @@ mod tests {
                 "pair {pair}: the batch-hungry evaluator searched differently"
             );
         }
+    }
+
+    /// The same deterministic player on both sides plays each opening's two games alike, so
+    /// every pair splits 1-1 (or draws twice): the pair counts must say so, and add up to the
+    /// match's points.
+    #[test]
+    fn pairs_by_points_count_each_opening_once() {
+        let cfg = MatchConfig {
+            board_size: 9,
+            rule: Rule::Freestyle,
+            pairs: 4,
+            simulations: 32,
+            opening_moves: 2,
+            tactics: false,
+            vcf_budget_nodes: 0,
+            workers: 1,
+            seed: 5,
+        };
+        let plain: Arc<dyn Evaluator> = Arc::new(ClassicalEvaluator);
+        let r = play_match(&cfg, plain.clone(), plain).unwrap();
+        assert_eq!(r.pairs_by_points.iter().sum::<u32>(), 4);
+        assert_eq!(r.pairs_by_points[2], 4, "{r:?}");
+        let half_points: u32 = r.pairs_by_points.iter().zip(0..).map(|(n, h)| n * h).sum();
+        assert_eq!(half_points, 2 * r.wins + r.draws);
     }
 }

@@ -219,6 +219,7 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
             losses: r.losses,
             elo,
             elo_error,
+            ..Default::default()
         };
         eprintln!(
             "equal-time: {} epoch {epoch}: {}-{}-{} at {} ms/move, {}, {} forfeits",

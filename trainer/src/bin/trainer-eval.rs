@@ -94,11 +94,12 @@ fn opponent(name: &str, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
 fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
     let elo = r.elo_text();
     format!(
-        "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo} [{secs:.0} s]",
+        "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo}; pairs by points 0/½/1/1½/2: {} [{secs:.0} s]",
         r.wins,
         r.draws,
         r.losses,
         100.0 * r.score(),
+        r.pairs_by_points.map(|n| n.to_string()).join("/"),
     )
 }
 
@@ -165,6 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             serde_json::json!({"wins": r.wins, "draws": r.draws, "losses": r.losses,
                                "score": r.score(), "elo": r.elo, "elo_error_95": r.elo_error,
                                "elo_wilson_95": [finite(lo), finite(hi)],
+                               "pairs_by_points": r.pairs_by_points,
                                "games": 2 * mc.pairs, "seconds": secs}),
         );
     }

@@ -744,7 +744,7 @@ mod tests {
                 "default-15x15-finetune",
                 "default-15x15-renju",
                 "default-15x15-standard",
-                "default-20x20"
+                "default-20x20-low-lr"
             ],
             "the runs-saved folders with a \"To continue it:\" command"
         );

@@ -2,6 +2,8 @@
 //!
 //! - `device` — where a network runs (`cpu`, `cuda:N`), with or without an inference runtime.
 //! - `game`  — positions, rules, line patterns, renju forbidden points, win check, zobrist.
+//! - `openings` — opening files (c-gomoku-cli offsets, absolute, algebraic), validated on `game`:
+//!   the tournament manager's and the trainer's evaluation matches read the same files.
 //! - `tss`   — threat-space search: VCF/VCT prover, defence search, proof verifier, suites.
 //! - `net`   — the network contract (presets, weights, metadata) and the ONNX writer.
 //! - `eval`  — the `Evaluator` trait and its implementations: uniform, classical patterns, the
@@ -43,5 +45,6 @@ pub mod eval;
 pub mod game;
 pub mod mcts;
 pub mod net;
+pub mod openings;
 pub mod time;
 pub mod tss;

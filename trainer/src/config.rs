@@ -713,7 +713,11 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name}: no ckpt-NNNNNN.bin to continue from"));
             // The command copies the checkpoint from this folder: it must be committed there.
             let file = readme.with_file_name(format!("ckpt-{checkpoint:06}.bin"));
-            assert!(file.is_file(), "{name}: continues from {}, not in the folder", file.display());
+            assert!(
+                file.is_file(),
+                "{name}: continues from {}, not in the folder",
+                file.display()
+            );
             // `make train-default[-X]` runs profile `default-15x15[-X]` (the Makefile's targets).
             let profile = word_after("--profile ")
                 .or_else(|| {

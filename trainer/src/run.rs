@@ -368,11 +368,12 @@ impl Run<'_> {
         let (best_epoch, best_elo) = self.t.best();
         let vs = |name: &str, r: &MatchResult| {
             format!(
-                "vs {name} +{} ={} -{} {}",
+                "vs {name} +{} ={} -{} {}, {}",
                 r.wins,
                 r.draws,
                 r.losses,
-                r.elo_text()
+                r.elo_text(),
+                r.pairs_text()
             )
         };
         eprintln!(

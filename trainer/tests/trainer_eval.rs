@@ -135,4 +135,55 @@ fn evaluates_an_exported_network_against_both_baselines() {
         stderr.contains("/nonexistent/model.onnx") && !stderr.contains("panicked"),
         "{stderr}"
     );
+    // Openings from a file: three pairs from two openings (the third is the first one turned),
+    // named in the summary; more pairs than 8 orientations of them give, or an opening off the
+    // board, are clean errors naming the file.
+    let openings = dir.path().join("openings.txt");
+    std::fs::write(&openings, "# two\n0,0, 1,0, 0,1\n0,0, -1,1, 1,1\n").unwrap();
+    let with_openings = |pairs: &str, file: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+            .arg("--model")
+            .arg(&model)
+            .args(["--board-size", "7", "--pairs", pairs, "--simulations", "4"])
+            .args(["--workers", "1", "--against", "classical"])
+            .arg("--openings")
+            .arg(file)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap()
+    };
+    let out = with_openings("3", &openings);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("6 games per opponent from openings of"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["openings"], openings.display().to_string(), "{doc}");
+    let pairs = doc["results"]["classical"]["pairs_by_points"]
+        .as_array()
+        .unwrap();
+    let counted: u64 = pairs.iter().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(counted, 3, "{doc}");
+    let out = with_openings("17", &openings);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("at most 16"),
+        "{stderr}"
+    );
+    let off_board = dir.path().join("off-board.txt");
+    std::fs::write(&off_board, "0,0, 5,5\n").unwrap();
+    let out = with_openings("1", &off_board);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("off-board.txt") && stderr.contains("line 1"),
+        "{stderr}"
+    );
 }

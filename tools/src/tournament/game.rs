@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use engine::game::{Board, Color, Pos, Rule};
 use protocol::{BoardStone, BrainLine, Command, Coord, Info, StoneOwner};
 
-use super::openings::Opening;
 use super::process::{EngineProcess, Recv};
+use engine::openings::Opening;
 
 /// One side's time control, and its node limit when it plays at fixed work per move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,17 +2,17 @@
 //! gauntlet) with referee-grade time, memory and legality enforcement, and reports results,
 //! Elo, SPRT, a game record file and a JSON summary.
 //!
-//! Layout: `spec` (engine command lines), `openings` (opening files), `process` + `memory` +
+//! Layout: `spec` (engine command lines), `process` + `memory` +
 //! `log` (child processes), `game` (one game, adjudication), `report` (tallies and output),
 //! `interrupt` (Ctrl-C); this file holds the CLI arguments and the scheduler (worker threads,
 //! each with its own engine processes kept alive between games). Depends on `engine::game`,
+//! `engine::openings` (opening files, shared with the trainer's evaluation matches),
 //! `engine::net::write_atomic`, `protocol`, `stats`.
 
 pub mod game;
 pub mod interrupt;
 pub mod log;
 pub mod memory;
-pub mod openings;
 pub mod process;
 pub mod report;
 pub mod spec;
@@ -29,9 +29,9 @@ use crossbeam_channel::RecvTimeoutError;
 use engine::game::{Board, Rule};
 
 use crate::stats::SprtParams;
+use engine::openings::{self, Opening, OpeningFormat};
 use game::{Clock, GameConfig, GameRecord, play_game};
 use log::Logger;
-use openings::{Opening, OpeningFormat};
 use process::{EngineProcess, Exit};
 use report::{EngineTotals, PairTotals, Summary, Tally};
 use spec::{EngineSpec, SPEC_HELP};

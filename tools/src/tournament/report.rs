@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::game::{GameRecord, Outcome};
-use super::openings::algebraic;
 use crate::stats::{self, SprtDecision, SprtParams, Wdl};
+use engine::openings::algebraic;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EngineTotals {

@@ -1,12 +1,13 @@
 //! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
 //! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
-//! openings, each played twice with colours swapped, no noise, sequential MCTS on both sides).
-//! Prints W-D-L, score and Elo with its 95% interval per opponent, and writes them as JSON.
+//! openings or those of an `--openings` file, each played twice with colours swapped, no noise,
+//! sequential MCTS on both sides). Prints W-D-L, score, Elo with its 95% interval and the opening
+//! pairs by points per opponent, and writes them as JSON.
 //!
 //! Settings (board, rule, run folder, visits) come from the same profile as the training run, so
 //! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and
-//! `engine::eval`; never on tch.
+//! `engine::{eval, openings}`; never on tch.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,7 +20,8 @@ use engine::eval::UniformEvaluator;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::onnx::Device;
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
-use engine::game::Rule;
+use engine::game::{Pos, Rule};
+use engine::openings::{OpeningFormat, parse_openings};
 use trainer::arena::{MatchConfig, MatchResult, play_match};
 use trainer::config::{Settings, load_profile};
 use trainer::elo::elo_bounds;
@@ -47,6 +49,14 @@ struct Cli {
     /// Opening pairs per opponent (each opening with both colours: 2 games per pair).
     #[arg(long, default_value_t = 50)]
     pairs: usize,
+    /// Openings from this file (the tournament manager's format, e.g.
+    /// tools/openings/balanced-3stone.txt) instead of random ones: pair i plays opening i mod n,
+    /// turned by board symmetry once the file is used up (at most 8n pairs).
+    #[arg(long)]
+    openings: Option<PathBuf>,
+    /// How the --openings file writes points: auto, offset, absolute or algebraic.
+    #[arg(long, value_enum, default_value_t = OpeningFormat::Auto, requires = "openings")]
+    openings_format: OpeningFormat,
     /// Visits per move for both sides (default: the profile's eval_simulations).
     #[arg(long)]
     simulations: Option<u64>,
@@ -94,12 +104,12 @@ fn opponent(name: &str, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
 fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
     let elo = r.elo_text();
     format!(
-        "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo}; pairs by points 0/½/1/1½/2: {} [{secs:.0} s]",
+        "vs {name:<9} +{} ={} -{} over {games} games: score {:.1}%, {elo}; {} [{secs:.0} s]",
         r.wins,
         r.draws,
         r.losses,
         100.0 * r.score(),
-        r.pairs_by_points.map(|n| n.to_string()).join("/"),
+        r.pairs_text(),
     )
 }
 
@@ -123,6 +133,39 @@ fn settings(cli: &Cli) -> anyhow::Result<Settings> {
     Ok(s)
 }
 
+/// The --openings file's openings as points, validated on the match's board and rule.
+fn openings(cli: &Cli, s: &Settings) -> anyhow::Result<Vec<Vec<Pos>>> {
+    let Some(path) = &cli.openings else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("openings file {}: {e}", path.display()))?;
+    let n = s.board_size;
+    let parsed = parse_openings(&text, cli.openings_format, n, n, s.rule)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if parsed.is_empty() {
+        anyhow::bail!("openings file {} has no openings", path.display());
+    }
+    let pairs = trainer::arena::max_pairs(parsed.len());
+    if cli.pairs > pairs {
+        anyhow::bail!(
+            "--pairs {} from {} openings in {}: at most {pairs} (each in its 8 orientations)",
+            cli.pairs,
+            parsed.len(),
+            path.display()
+        );
+    }
+    Ok(parsed
+        .iter()
+        .map(|o| {
+            o.stones
+                .iter()
+                .map(|&(x, y)| Pos::new(x as usize, y as usize))
+                .collect()
+        })
+        .collect())
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let s = settings(&cli)?;
     let rule = s.rule;
@@ -131,6 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| s.checkpoint_dir.join("models").join("latest.onnx"));
     let workers = cli.workers.max(1);
+    let fixed_openings = openings(&cli, &s)?;
     let net = load_net(&model, workers)?;
     let simulations = cli.simulations.unwrap_or(s.eval_simulations as u64).max(1);
     let mc = MatchConfig {
@@ -139,13 +183,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         pairs: cli.pairs.max(1),
         simulations,
         opening_moves: s.eval_opening_moves,
+        openings: fixed_openings,
         tactics: false,
         vcf_budget_nodes: 0,
         workers,
         seed: cli.seed,
     };
+    let from = match &cli.openings {
+        Some(p) => format!("openings of {}", p.display()),
+        None => format!("random {}-stone openings", mc.opening_moves),
+    };
     println!(
-        "trainer-eval: {} in the engine, {}x{} {rule}, {simulations} visits/move for both sides, {} games per opponent",
+        "trainer-eval: {} in the engine, {}x{} {rule}, {simulations} visits/move for both sides, {} games per opponent from {from}",
         model.display(),
         s.board_size,
         s.board_size,
@@ -182,7 +231,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let doc = serde_json::json!({
         "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
-        "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed, "results": results,
+        "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed,
+        "openings": cli.openings.as_ref().map(|p| p.display().to_string()), "results": results,
     });
     // The folder --json names may not exist yet: the games just played must not end in an error.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -8,10 +8,10 @@
 //!   as on a renju diagram (row 1 = y = height-1), so `h8` is the centre of 15x15.
 //!
 //! Empty lines and lines starting with `#` are skipped. Every opening is replayed on the rules
-//! core before the tournament starts: off-board, duplicate or (renju) forbidden stones and
-//! openings that already contain a five are errors naming the line. Depends on `engine::game`.
+//! core before a tournament or match starts: off-board, duplicate or (renju) forbidden stones and
+//! openings that already contain a five are errors naming the line. Depends on `game`.
 
-use engine::game::{Board, Pos, Rule};
+use crate::game::{Board, Color, Pos, Rule};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpeningFormat {
@@ -154,7 +154,7 @@ fn validate(
                 i + 1
             ));
         }
-        if board.side_to_move() == engine::game::Color::Black && board.is_forbidden(pos) {
+        if board.side_to_move() == Color::Black && board.is_forbidden(pos) {
             return Err(format!(
                 "stone {} at {x},{y} is a forbidden point for black",
                 i + 1

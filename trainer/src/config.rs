@@ -746,6 +746,7 @@ mod tests {
                 "default-15x15-caro",
                 "default-15x15-finetune",
                 "default-15x15-finetune",
+                "default-15x15-low-lr",
                 "default-15x15-renju",
                 "default-15x15-standard",
                 "default-20x20-low-lr"

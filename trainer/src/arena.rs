@@ -98,7 +98,7 @@ impl MatchResult {
 }
 
 /// The most pairs `openings` fixed openings can give distinct starts (see `MatchConfig::openings`).
-pub fn max_pairs(openings: usize) -> usize {
+fn max_pairs(openings: usize) -> usize {
     openings * crate::symmetry::COUNT
 }
 

@@ -146,15 +146,6 @@ fn openings(cli: &Cli, s: &Settings) -> anyhow::Result<Vec<Vec<Pos>>> {
     if parsed.is_empty() {
         anyhow::bail!("openings file {} has no openings", path.display());
     }
-    let pairs = trainer::arena::max_pairs(parsed.len());
-    if cli.pairs > pairs {
-        anyhow::bail!(
-            "--pairs {} from {} openings in {}: at most {pairs} (each in its 8 orientations)",
-            cli.pairs,
-            parsed.len(),
-            path.display()
-        );
-    }
     Ok(parsed
         .iter()
         .map(|o| {

@@ -3,13 +3,16 @@
 //! opening twice with colours swapped; the score becomes an Elo difference with error bars (`elo`)
 //! and a count of the opening pairs by the points each side took in them.
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `elo`, `rng`, `symmetry`.
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `elo`,
+//! `rng`, `symmetry`.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use engine::eval::Evaluator;
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Search, SearchLimits};
+use engine::openings::{OpeningFormat, parse_openings};
 use rayon::prelude::*;
 
 use crate::rng::Rng;
@@ -37,22 +40,68 @@ pub struct MatchConfig {
 }
 
 impl MatchConfig {
-    /// A training run's evaluation match (`eval_*` settings). Tactics stay off whatever the
-    /// difficulty: the match measures the network, and threat search would hide its mistakes.
-    pub fn for_evaluation(s: &crate::config::Settings, seed: u64) -> MatchConfig {
+    /// A training run's evaluation match (`eval_*` settings), from `openings` (those of the
+    /// `eval_openings` file, `openings_from_file`; empty: random ones). Tactics stay off whatever
+    /// the difficulty: the match measures the network, and threat search would hide its mistakes.
+    pub fn for_evaluation(
+        s: &crate::config::Settings,
+        openings: Vec<Vec<Pos>>,
+        seed: u64,
+    ) -> MatchConfig {
         MatchConfig {
             board_size: s.board_size,
             rule: s.rule,
             pairs: s.eval_pairs,
             simulations: s.eval_simulations as u64,
             opening_moves: s.eval_opening_moves,
-            openings: Vec::new(),
+            openings,
             tactics: false,
             vcf_budget_nodes: s.vcf_budget_nodes,
             workers: s.parallel_workers,
             seed,
         }
     }
+
+    /// Refuses more pairs than the fixed openings give distinct starts: a match would replay
+    /// the same games and count them twice.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if !self.openings.is_empty() && self.pairs > max_pairs(self.openings.len()) {
+            anyhow::bail!(
+                "{} pairs from {} openings: at most {} (each opening in its 8 orientations)",
+                self.pairs,
+                self.openings.len(),
+                max_pairs(self.openings.len())
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The openings of the file `path` (`format`: as the tournament manager reads them) as points
+/// in move order, validated on a `board_size` board under `rule`; an empty file is an error.
+pub fn openings_from_file(
+    path: &Path,
+    format: OpeningFormat,
+    board_size: usize,
+    rule: Rule,
+) -> anyhow::Result<Vec<Vec<Pos>>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("openings file {}: {e}", path.display()))?;
+    let n = board_size;
+    let parsed = parse_openings(&text, format, n, n, rule)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if parsed.is_empty() {
+        anyhow::bail!("openings file {} has no openings", path.display());
+    }
+    Ok(parsed
+        .iter()
+        .map(|o| {
+            o.stones
+                .iter()
+                .map(|&(x, y)| Pos::new(x as usize, y as usize))
+                .collect()
+        })
+        .collect())
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -195,14 +244,7 @@ pub fn play_match(
     a: Arc<dyn Evaluator>,
     b: Arc<dyn Evaluator>,
 ) -> anyhow::Result<MatchResult> {
-    if !cfg.openings.is_empty() && cfg.pairs > max_pairs(cfg.openings.len()) {
-        anyhow::bail!(
-            "{} pairs from {} openings: at most {} (each opening in its 8 orientations)",
-            cfg.pairs,
-            cfg.openings.len(),
-            max_pairs(cfg.openings.len())
-        );
-    }
+    cfg.check()?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(cfg.workers.max(1))
         .build()?;

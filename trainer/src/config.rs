@@ -176,9 +176,17 @@ pub struct Settings {
     /// Score against the best network (0..1) above which the new one becomes the best.
     #[arg(long, default_value_t = 0.55)]
     pub eval_promote_score: f64,
-    /// Random stones placed near the centre before evaluation games start (diversity).
+    /// Random stones placed near the centre before evaluation games start (diversity), when
+    /// `eval_openings` names no file.
     #[arg(long, default_value_t = 2)]
     pub eval_opening_moves: usize,
+    /// A file of openings the evaluation matches play instead of random ones, in any format the
+    /// tournament manager reads (e.g. tools/openings/balanced-3stone.txt): pair i plays opening
+    /// i mod n, turned by board symmetry i / n, so eval_pairs may be up to 8n. Random openings
+    /// often decide both games of a pair for one colour; balanced ones measure more per game.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_openings: Option<PathBuf>,
     /// auto (CUDA when available), cpu, cuda or cuda:N.
     #[arg(long, default_value_t = DeviceArg::Auto)]
     pub device: DeviceArg,
@@ -677,7 +685,15 @@ mod tests {
         for name in table.keys() {
             let m = Cli::command().try_get_matches_from(["trainer"]).unwrap();
             let r = resolve(&m, Some(&path), Some(name));
-            assert!(r.is_ok(), "profile {name}: {}", r.err().unwrap());
+            assert!(r.is_ok(), "profile {name}: {}", r.as_ref().err().unwrap());
+            // Its openings file, from the repository root where the Makefile runs the trainer.
+            let s = r.unwrap().settings;
+            if let Some(file) = &s.eval_openings {
+                let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+                let format = engine::openings::OpeningFormat::Auto;
+                crate::arena::openings_from_file(&root.join(file), format, s.board_size, s.rule)
+                    .unwrap_or_else(|e| panic!("profile {name}: {e}"));
+            }
         }
     }
 
@@ -860,8 +876,13 @@ mod tests {
         let text = toml::to_string(&d).unwrap();
         let back: Settings = toml::from_str(&text).unwrap();
         assert_eq!(back, d);
-        // Every key of the struct is a flag of the same name.
-        let table = toml::Table::try_from(&d).unwrap();
+        // Every key of the struct is a flag of the same name (optional ones given, as TOML
+        // leaves a missing value out).
+        let all_given = Settings {
+            eval_openings: Some(PathBuf::from("openings.txt")),
+            ..d
+        };
+        let table = toml::Table::try_from(&all_given).unwrap();
         let mut from_serde: Vec<&String> = table.keys().collect();
         let flags = keys();
         let mut from_clap: Vec<&String> = flags.iter().collect();

@@ -19,9 +19,11 @@ use std::time::Instant;
 
 use engine::eval::network::{Backend, NetEvaluator};
 use engine::eval::onnx_evaluator::OnnxEvaluator;
+use engine::game::Pos;
+use engine::openings::OpeningFormat;
 use serde_json::json;
 
-use crate::arena::MatchResult;
+use crate::arena::{MatchConfig, MatchResult, openings_from_file};
 use crate::config::Settings;
 use crate::device::{describe, resolve};
 use crate::metrics::Metrics;
@@ -95,6 +97,8 @@ struct Run<'a> {
     /// quantizing again.
     onnx_loaded: Option<OnnxEvaluator>,
     selfplay: SelfPlayConfig,
+    /// The `eval_openings` file's openings, read and checked before any work (empty: random).
+    eval_openings: Vec<Vec<Pos>>,
     metrics: Metrics,
     summary: RunSummary,
 }
@@ -103,6 +107,13 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     set_threads(s);
     let device = resolve(s.device)?;
     tch::manual_seed(s.seed as i64);
+    let eval_openings = match &s.eval_openings {
+        Some(path) => openings_from_file(path, OpeningFormat::Auto, s.board_size, s.rule)?,
+        None => Vec::new(),
+    };
+    MatchConfig::for_evaluation(s, eval_openings.clone(), s.seed)
+        .check()
+        .map_err(|e| anyhow::anyhow!("eval_pairs and eval_openings: {e}"))?;
     let dir = &s.checkpoint_dir;
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     let per_game = (s.board_size * s.board_size / 3).max(1);
@@ -175,6 +186,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         onnx_player,
         onnx_loaded,
         selfplay,
+        eval_openings,
         metrics,
         summary,
     };
@@ -359,9 +371,11 @@ impl Run<'_> {
             Some(o) => Some(Arc::new(o.evaluator(&self.t.onnx()?)?)),
             None => None,
         };
-        let e = self
-            .t
-            .evaluate(self.s, self.onnx_player.as_ref().zip(current.clone()))?;
+        let e = self.t.evaluate(
+            self.s,
+            self.onnx_player.as_ref().zip(current.clone()),
+            &self.eval_openings,
+        )?;
         // The next self-play plays these weights: it takes the sessions the matches played on
         // (their last holder once the matches are over) instead of loading them a second time.
         self.onnx_loaded = current.and_then(Arc::into_inner);

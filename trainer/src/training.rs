@@ -13,6 +13,7 @@ use anyhow::Context;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::eval::{Evaluator, UniformEvaluator, features};
+use engine::game::Pos;
 use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
 use tch::{Device, Kind, Tensor, nn};
 
@@ -440,7 +441,7 @@ impl Trainer {
     }
 
     /// The trained network against the best one (and the uniform and classical evaluators when
-    /// asked), at the settings' evaluation visits; promotes it when it scores above
+    /// asked), at the settings' evaluation visits, from `openings` (empty: random ones); promotes it when it scores above
     /// `eval_promote_score`. With `onnx`, both networks play as their exports on the sessions
     /// self-play uses (int8 when it does): the networks as the engine plays them, and on a CPU
     /// far faster than small-batch libtorch forwards (80 games at 64 visits on a 2-core VNNI
@@ -454,6 +455,7 @@ impl Trainer {
         &mut self,
         s: &Settings,
         onnx: Option<(&OnnxSelfplay, Arc<OnnxEvaluator>)>,
+        openings: &[Vec<Pos>],
     ) -> anyhow::Result<Evaluation> {
         let epoch = self.epoch;
         let (config, step, rule, size) = (self.config(), self.step, self.rule, self.board_size);
@@ -480,7 +482,7 @@ impl Trainer {
             }
             None => best.net.clone(),
         };
-        let mc = MatchConfig::for_evaluation(s, s.seed ^ epoch);
+        let mc = MatchConfig::for_evaluation(s, openings.to_vec(), s.seed ^ epoch);
         let vs_best = play_match(&mc, current.clone(), best_dyn)?;
         let against = |on: bool, other: Arc<dyn Evaluator>| match on {
             true => play_match(&mc, current.clone(), other).map(Some),

@@ -186,4 +186,27 @@ fn evaluates_an_exported_network_against_both_baselines() {
         !out.status.success() && stderr.contains("off-board.txt") && stderr.contains("line 1"),
         "{stderr}"
     );
+    // Without --openings, the profile's eval_openings file is the one played.
+    let config = dir.path().join("profiles.toml");
+    let profile = format!(
+        "[seven]\nboard_size = 7\neval_openings = \"{}\"\n",
+        openings.display()
+    );
+    std::fs::write(&config, profile).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .arg("--config")
+        .arg(&config)
+        .args(["--profile", "seven", "--model"])
+        .arg(&model)
+        .args(["--pairs", "2", "--simulations", "4", "--workers", "1"])
+        .args(["--against", "uniform", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("4 games per opponent from openings of"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -355,3 +355,56 @@ fn evaluation_plays_on_the_self_play_backend() {
         assert_eq!(reused, [on_onnx, false, on_onnx], "{backend}");
     }
 }
+
+/// The in-run evaluation plays the openings of `eval_openings`: from one where black, to move,
+/// has a four, black wins every game at once whichever network holds it, so each pair splits
+/// 1-1 (random openings would not give that). A missing file or more pairs than its openings
+/// give are refused before any work: no checkpoint appears.
+#[test]
+fn evaluation_plays_the_openings_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let openings = dir.path().join("four.txt");
+    // Offsets from the centre of 7x7: black x = 1..4 on the middle row, white on the row below.
+    std::fs::write(
+        &openings,
+        "# black to move with a four\n-2,0, -2,2, -1,0, 0,2, 0,0, 2,2, 1,0, -2,-2\n",
+    )
+    .unwrap();
+    let run_dir = dir.path().join("run");
+    let s = Settings {
+        eval_frequency: 1,
+        eval_pairs: 2,
+        eval_openings: Some(openings.clone()),
+        ..settings(&run_dir, 1)
+    };
+    run(&s).unwrap();
+    let metrics = std::fs::read_to_string(run_dir.join("metrics.jsonl")).unwrap();
+    let eval: serde_json::Value = metrics
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["kind"] == "eval")
+        .unwrap_or_else(|| panic!("no eval record: {metrics}"));
+    for opponent in ["vs_best", "vs_classical"] {
+        let r = &eval[opponent];
+        assert_eq!(
+            (r["wins"].as_u64(), r["losses"].as_u64()),
+            (Some(2), Some(2)),
+            "{opponent}: {eval}"
+        );
+        assert_eq!(r["pairs_by_points"], serde_json::json!([0, 0, 2, 0, 0]));
+    }
+    for (file, pairs, expect) in [
+        (dir.path().join("missing.txt"), 2, "missing.txt"),
+        (openings, 9, "at most 8"),
+    ] {
+        let refused = tempfile::tempdir().unwrap();
+        let bad = Settings {
+            eval_pairs: pairs,
+            eval_openings: Some(file),
+            ..settings(refused.path(), 1)
+        };
+        let err = format!("{:#}", run(&bad).unwrap_err());
+        assert!(err.contains(expect), "{err}");
+        assert!(checkpoint::list(refused.path()).is_empty(), "{err}");
+    }
+}

@@ -1,7 +1,7 @@
 //! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
 //! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
-//! openings or those of an `--openings` file, each played twice with colours swapped, no noise,
+//! openings or those of a file (`--openings`, or the profile's `eval_openings`), each played twice with colours swapped, no noise,
 //! sequential MCTS on both sides). Prints W-D-L, score, Elo with its 95% interval and the opening
 //! pairs by points per opponent, and writes them as JSON.
 //!
@@ -20,9 +20,9 @@ use engine::eval::UniformEvaluator;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::onnx::Device;
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
-use engine::game::{Pos, Rule};
-use engine::openings::{OpeningFormat, parse_openings};
-use trainer::arena::{MatchConfig, MatchResult, play_match};
+use engine::game::Rule;
+use engine::openings::OpeningFormat;
+use trainer::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 use trainer::config::{Settings, load_profile};
 use trainer::elo::elo_bounds;
 
@@ -51,11 +51,12 @@ struct Cli {
     pairs: usize,
     /// Openings from this file (the tournament manager's format, e.g.
     /// tools/openings/balanced-3stone.txt) instead of random ones: pair i plays opening i mod n,
-    /// turned by board symmetry once the file is used up (at most 8n pairs).
+    /// turned by board symmetry once the file is used up (at most 8n pairs). Default: the
+    /// profile's eval_openings, else random openings of eval_opening_moves stones.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// How the --openings file writes points: auto, offset, absolute or algebraic.
-    #[arg(long, value_enum, default_value_t = OpeningFormat::Auto, requires = "openings")]
+    /// How the openings file writes points: auto, offset, absolute or algebraic.
+    #[arg(long, value_enum, default_value_t = OpeningFormat::Auto)]
     openings_format: OpeningFormat,
     /// Visits per move for both sides (default: the profile's eval_simulations).
     #[arg(long)]
@@ -133,28 +134,9 @@ fn settings(cli: &Cli) -> anyhow::Result<Settings> {
     Ok(s)
 }
 
-/// The --openings file's openings as points, validated on the match's board and rule.
-fn openings(cli: &Cli, s: &Settings) -> anyhow::Result<Vec<Vec<Pos>>> {
-    let Some(path) = &cli.openings else {
-        return Ok(Vec::new());
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("openings file {}: {e}", path.display()))?;
-    let n = s.board_size;
-    let parsed = parse_openings(&text, cli.openings_format, n, n, s.rule)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    if parsed.is_empty() {
-        anyhow::bail!("openings file {} has no openings", path.display());
-    }
-    Ok(parsed
-        .iter()
-        .map(|o| {
-            o.stones
-                .iter()
-                .map(|&(x, y)| Pos::new(x as usize, y as usize))
-                .collect()
-        })
-        .collect())
+/// The openings file the match plays: --openings, else the profile's `eval_openings`.
+fn openings_file(cli: &Cli, s: &Settings) -> Option<PathBuf> {
+    cli.openings.clone().or_else(|| s.eval_openings.clone())
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -165,7 +147,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| s.checkpoint_dir.join("models").join("latest.onnx"));
     let workers = cli.workers.max(1);
-    let fixed_openings = openings(&cli, &s)?;
+    let openings_file = openings_file(&cli, &s);
+    let fixed_openings = match &openings_file {
+        Some(path) => openings_from_file(path, cli.openings_format, s.board_size, rule)?,
+        None => Vec::new(),
+    };
     let net = load_net(&model, workers)?;
     let simulations = cli.simulations.unwrap_or(s.eval_simulations as u64).max(1);
     let mc = MatchConfig {
@@ -180,7 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         workers,
         seed: cli.seed,
     };
-    let from = match &cli.openings {
+    let from = match &openings_file {
         Some(p) => format!("openings of {}", p.display()),
         None => format!("random {}-stone openings", mc.opening_moves),
     };
@@ -223,7 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let doc = serde_json::json!({
         "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
         "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed,
-        "openings": cli.openings.as_ref().map(|p| p.display().to_string()), "results": results,
+        "openings": openings_file.as_ref().map(|p| p.display().to_string()), "results": results,
     });
     // The folder --json names may not exist yet: the games just played must not end in an error.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {

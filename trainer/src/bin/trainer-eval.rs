@@ -1,9 +1,10 @@
 //! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
 //! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
-//! openings or those of a file (`--openings`, or the profile's `eval_openings`), each played twice with colours swapped, no noise,
-//! sequential MCTS on both sides). Prints W-D-L, score, Elo with its 95% interval and the opening
-//! pairs by points per opponent, and writes them as JSON.
+//! openings or those of a file, `--openings` or else the profile's `eval_openings`, each played
+//! twice with colours swapped, no noise, sequential MCTS on both sides). Prints W-D-L, score,
+//! Elo with its 95% interval and the opening pairs by points per opponent, and writes them as
+//! JSON.
 //!
 //! Settings (board, rule, run folder, visits) come from the same profile as the training run, so
 //! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and

@@ -360,6 +360,41 @@ mod tests {
         assert_eq!(half_points, 2 * r.wins + r.draws);
     }
 
+    /// With `tactics` the match's searches run the engine's threat search: from an opening where
+    /// black, to move, has an open three, black makes the open four and the five whatever the
+    /// (uniform) evaluator says, at one visit a move; without it the same search plays elsewhere.
+    #[test]
+    fn tactics_in_a_match_finish_a_won_position() {
+        let stones = |s: &[(usize, usize)]| s.iter().map(|&(x, y)| Pos::new(x, y)).collect();
+        let cfg = MatchConfig {
+            board_size: 9,
+            rule: Rule::Freestyle,
+            pairs: 1,
+            simulations: 1,
+            opening_moves: 0,
+            openings: vec![stones(&[(3, 4), (0, 0), (4, 4), (0, 8), (5, 4), (8, 0)])],
+            tactics: true,
+            vcf_budget_nodes: 64,
+            workers: 1,
+            seed: 7,
+        };
+        let uniform: Arc<dyn Evaluator> = Arc::new(engine::eval::UniformEvaluator);
+        let start = opening(&cfg, 0).unwrap();
+        let (winner, moves) = game_moves(&cfg, start.clone(), &uniform, &uniform);
+        assert_eq!(winner, Some(Color::Black), "{moves:?}");
+        assert_eq!(moves.len(), 3, "open four, a block, the five: {moves:?}");
+        assert!(
+            moves[0] == Pos::new(2, 4) || moves[0] == Pos::new(6, 4),
+            "{moves:?}"
+        );
+        let off = MatchConfig {
+            tactics: false,
+            ..cfg
+        };
+        let (_, blind) = game_moves(&off, start, &uniform, &uniform);
+        assert_ne!(blind.first(), moves.first(), "without tactics: {blind:?}");
+    }
+
     /// Fixed openings: pair i plays opening i mod n, turned by symmetry i / n once the list is
     /// used up, so no two of the 8n pairs start alike; more pairs than that is an error.
     #[test]

@@ -97,6 +97,24 @@ fn evaluates_an_exported_network_against_both_baselines() {
     let r = &doc["results"][model.to_str().unwrap()];
     let games = ["wins", "draws", "losses"].map(|k| r[k].as_u64().unwrap());
     assert_eq!(games.iter().sum::<u64>(), 2, "{doc}");
+    // --tactics puts the threat search on both sides, and the summary says it was on.
+    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .args(["--board-size", "7", "--pairs", "1", "--simulations", "4"])
+        .args(["--workers", "1", "--against", "uniform", "--tactics"])
+        .arg("--model")
+        .arg(&model)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("tactics on"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["tactics"], true, "{doc}");
     // A model named by --model without --json writes no summary: the profile's run folder
     // (relative, so under the working folder here) keeps whatever proof.json it has.
     let cwd = tempfile::tempdir().unwrap();

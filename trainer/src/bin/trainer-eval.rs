@@ -2,9 +2,9 @@
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
 //! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
 //! openings or those of a file, `--openings` or else the profile's `eval_openings`, each played
-//! twice with colours swapped, no noise, sequential MCTS on both sides). Prints W-D-L, score,
-//! Elo with its 95% interval and the opening pairs by points per opponent, and writes them as
-//! JSON.
+//! twice with colours swapped, no noise, sequential MCTS on both sides, threat search on both with
+//! `--tactics`). Prints W-D-L, score, Elo with its 95% interval and the opening pairs by points
+//! per opponent, and writes them as JSON.
 //!
 //! Settings (board, rule, run folder, visits) come from the same profile as the training run, so
 //! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and
@@ -67,6 +67,12 @@ struct Cli {
     #[arg(long, default_value = "uniform,classical")]
     against: String,
     /// Games played at once (threads).
+    /// Threat-space search on both sides as the engine's `--difficulty medium` runs it (VCF/VCT
+    /// at the root, VCF at new leaves with the profile's vcf_budget_nodes): closer to a timed
+    /// match, where tactics settle many positions whatever the network says. Off by default:
+    /// the match then measures the networks alone.
+    #[arg(long)]
+    tactics: bool,
     #[arg(long, default_value_t = 2)]
     workers: usize,
     #[arg(long, default_value_t = 12345)]
@@ -162,8 +168,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         simulations,
         opening_moves: s.eval_opening_moves,
         openings: fixed_openings,
-        tactics: false,
-        vcf_budget_nodes: 0,
+        tactics: cli.tactics,
+        vcf_budget_nodes: s.vcf_budget_nodes,
         workers,
         seed: cli.seed,
     };
@@ -171,8 +177,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(p) => format!("openings of {}", p.display()),
         None => format!("random {}-stone openings", mc.opening_moves),
     };
+    let tactics = if mc.tactics { ", tactics on" } else { "" };
     println!(
-        "trainer-eval: {} in the engine, {}x{} {rule}, {simulations} visits/move for both sides, {} games per opponent from {from}",
+        "trainer-eval: {} in the engine, {}x{} {rule}, {simulations} visits/move for both sides{tactics}, {} games per opponent from {from}",
         model.display(),
         s.board_size,
         s.board_size,
@@ -209,7 +216,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let doc = serde_json::json!({
         "model": model.display().to_string(), "board_size": s.board_size, "rule": s.rule,
-        "visits_per_move": simulations, "pairs": mc.pairs, "seed": cli.seed,
+        "visits_per_move": simulations, "tactics": mc.tactics, "pairs": mc.pairs, "seed": cli.seed,
         "openings": openings_file.as_ref().map(|p| p.display().to_string()), "results": results,
     });
     // The folder --json names may not exist yet: the games just played must not end in an error.

@@ -9,12 +9,12 @@
 //! `net_eval` (the tch backend of the engine's network seam), `probe` (the network's prior on
 //! available fives), `elo`, `arena` (evaluation matches), `training` (`Trainer`: step, resume,
 //! checkpoint, export, evaluation), `bootstrap` (warm-start games of the classical search),
-//! `metrics`, `plot` (training.png), `equal_time` (a run's saved networks against the classical
-//! evaluator at equal time per move, in the tournament manager), `curve` (Elo against the
-//! classical evaluator by CPU-hours, across runs), `run` (the single-machine loop) and
-//! `distributed` (Redis workers over the same `Trainer`). Only `run`, `main`, `progress`,
-//! `bootstrap::run`, `equal_time` (and the tournament it starts) and the distributed workers
-//! print.
+//! `metrics`, `plot` (training.png), `stop` (SIGINT/SIGTERM: stop after the epoch in progress),
+//! `equal_time` (a run's saved networks against the classical evaluator at equal time per move,
+//! in the tournament manager), `curve` (Elo against the classical evaluator by CPU-hours, across
+//! runs), `run` (the single-machine loop) and `distributed` (Redis workers over the same
+//! `Trainer`). Only `run`, `main`, `progress`, `bootstrap::run`, `equal_time` (and the tournament
+//! it starts) and the distributed workers print.
 //! The engine never depends on this crate.
 
 pub mod arena;
@@ -38,6 +38,7 @@ pub mod replay;
 pub mod rng;
 pub mod run;
 pub mod selfplay;
+pub mod stop;
 pub mod store;
 pub mod symmetry;
 pub mod training;

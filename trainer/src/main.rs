@@ -103,7 +103,7 @@ fn main() -> ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(|r| start(r, cli.command));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("trainer: error: {e:#}");
             ExitCode::FAILURE
@@ -111,7 +111,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
+fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
     for line in &r.overridden {
         eprintln!("trainer: {line}");
     }
@@ -130,11 +130,14 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
         config::check_run_folder(&r)?;
     }
     match command {
-        Some(Command::Distributed(cmd)) => return trainer::distributed::cli::run(cmd, &r.settings),
+        Some(Command::Distributed(cmd)) => {
+            trainer::distributed::cli::run(cmd, &r.settings)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Some(Command::Bootstrap { games, visits }) => {
             trainer::run::set_threads(&r.settings);
             trainer::bootstrap::run(&r.settings, games, visits)?;
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Curve { out, runs }) => {
             for c in trainer::curve::draw_runs(&runs, &out)? {
@@ -153,13 +156,13 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
                 );
             }
             eprintln!("curve: wrote {}", out.display());
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::EqualTime { runs, options }) => {
             for run in &runs {
                 trainer::equal_time::run(run, &options)?;
             }
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::TransferRule { from, from_rule }) => {
             let s = &r.settings;
@@ -173,7 +176,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
                 s.rule,
                 s.rule
             );
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Export { checkpoint, out }) => {
             let s = &r.settings;
@@ -194,14 +197,19 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<()> {
                 s.board_size,
                 s.board_size
             );
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         None => {}
     }
+    trainer::stop::install()?;
     let sum = trainer::run::run(&r.settings)?;
+    if let Some(signal) = sum.stopped_by {
+        // Saved, but short of its last epoch: a script must not go on as if it had finished.
+        return Ok(ExitCode::from(128 + signal as u8));
+    }
     eprintln!(
         "trainer: done: at epoch {}, {} steps, {} games",
         sum.last_epoch, sum.step, sum.games
     );
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 //! `eval_frequency` epochs, then checkpoint and export ONNX (`models/model-NNNNNN.onnx`, with
 //! `latest.onnx` replaced atomically). `--resume auto` continues from the newest valid checkpoint.
 //! The network, its step, checkpoint, export and evaluation are `training::Trainer`'s; this module
-//! sequences them and reports (metrics.jsonl, training.png, one line per epoch).
+//! sequences them and reports (metrics.jsonl, training.png, one line per epoch), and stops
+//! between epochs when `stop` has seen SIGINT or SIGTERM.
 //!
 //! Self-play searches with the tch network loaded with the trained weights, or (the
 //! `selfplay_backend` setting; on a CPU by default) with their export loaded into ONNX Runtime
@@ -44,6 +45,9 @@ pub struct RunSummary {
     pub last_value_loss: f64,
     pub resumed_from: Option<PathBuf>,
     pub last_vs_uniform: Option<MatchResult>,
+    /// The signal the run stopped on before its last epoch (`stop`), after saving the epoch it
+    /// was in.
+    pub stopped_by: Option<i32>,
 }
 
 fn warn(m: String) {
@@ -194,6 +198,10 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         run.warm_start()?;
     }
     for epoch in run.t.epoch + 1..=s.last_epoch() {
+        if let Some(signal) = crate::stop::requested() {
+            run.stopped(signal)?;
+            break;
+        }
         run.epoch(epoch)?;
     }
     let summary = std::mem::take(&mut run.summary);
@@ -237,6 +245,25 @@ impl Run<'_> {
             "trainer: warm start done: step {}, policy {:.4}, value {:.4}",
             self.t.step, trained.policy_loss, trained.value_loss
         );
+        Ok(())
+    }
+
+    /// A stop signal came before the run's last epoch: the epochs trained are saved; say so.
+    fn stopped(&mut self, signal: i32) -> anyhow::Result<()> {
+        let epoch = self.t.epoch;
+        self.metrics.log(
+            "stopped",
+            json!({"signal": crate::stop::name(signal), "epoch": epoch, "step": self.t.step}),
+        )?;
+        let name = crate::stop::name(signal);
+        if epoch == 0 {
+            eprintln!("trainer: stopped on {name} before its first epoch");
+        } else {
+            eprintln!(
+                "trainer: stopped on {name} after epoch {epoch} (saved; `--resume auto` continues from it)"
+            );
+        }
+        self.summary.stopped_by = Some(signal);
         Ok(())
     }
 

@@ -4,7 +4,8 @@
 //! completed self-play position may disappear from the replay store, and the run must finish its
 //! epochs with a loadable `latest.onnx`. Prints the figure: kills per phase, epochs redone, and
 //! positions lost (completed self-play: must be 0; games in progress at the kill are not saved by
-//! design and are reported as such).
+//! design and are reported as such). And SIGTERM, which the trainer answers by saving the epoch
+//! in progress before it exits.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ const EPOCHS: u64 = 12;
 
 fn trainer(dir: &Path) -> (Child, Arc<Mutex<Vec<String>>>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .env("FIVEZERO_PROGRESS_SECS", "0")
         .args([
             "--model-preset",
             "tiny",
@@ -313,4 +315,94 @@ fn wait_for_exit(child: &mut Child, limit: Duration) -> Option<std::process::Exi
     }
     let _ = child.kill();
     None
+}
+
+/// SIGTERM (what `timeout` and batch systems send) during the first epoch's self-play: the
+/// trainer finishes that epoch, saves it, says so and exits with 143 (128 + SIGTERM), and a
+/// restart with `--resume auto` continues from it. A second signal while a stop is pending stops
+/// the process at once, and what was saved stays.
+#[test]
+fn a_stop_signal_saves_the_epoch_in_progress() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let term = |child: &Child| {
+        // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    };
+    let (mut child, lines) = trainer(dir);
+    // Self-play's progress lines come only while an epoch's games are played.
+    let in_selfplay = wait_until(Duration::from_secs(120), || {
+        let selfplay = lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.starts_with("self-play: "));
+        selfplay && metric_kinds(dir) == ["start"]
+    });
+    assert!(in_selfplay, "{:?}", lines.lock().unwrap());
+    term(&child);
+    let status = wait_for_exit(&mut child, Duration::from_secs(300));
+    let stderr = lines.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains("stop requested"))
+            && stderr
+                .iter()
+                .any(|l| l.contains("stopped on SIGTERM after epoch 1 (saved")),
+        "{stderr:?}"
+    );
+    let kinds = metric_kinds(dir);
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "epoch").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("stopped"),
+        "{kinds:?}"
+    );
+    assert_eq!(checkpoint::latest_valid(dir, |_| {}).unwrap().1.epoch, 1);
+    let saved = positions_on_disk(dir);
+    assert_eq!(saved, logged_selfplay_positions(dir));
+
+    // Restarted, it resumes from epoch 1; a second signal after the first stops it at once.
+    let (mut child, lines) = trainer(dir);
+    let resumed = wait_until(Duration::from_secs(120), || {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("resumed from"))
+    });
+    assert!(resumed, "{:?}", lines.lock().unwrap());
+    assert!(
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("(epoch 1,")),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    term(&child);
+    let noticed = wait_until(Duration::from_secs(60), || {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("stop requested"))
+    });
+    assert!(noticed, "{:?}", lines.lock().unwrap());
+    term(&child);
+    let status = wait_for_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(
+        status.and_then(|s| s.signal()),
+        Some(libc::SIGTERM),
+        "{:?}",
+        lines.lock().unwrap()
+    );
+    assert!(checkpoint::latest_valid(dir, |_| {}).unwrap().1.epoch >= 1);
+    assert!(positions_on_disk(dir) >= saved);
 }

@@ -765,6 +765,7 @@ mod tests {
                 "default-15x15-low-lr",
                 "default-15x15-renju",
                 "default-15x15-standard",
+                "default-15x15-tactics",
                 "default-20x20-low-lr"
             ],
             "the runs-saved folders with a \"To continue it:\" command"

@@ -6,6 +6,11 @@ use std::process::Command;
 use trainer::config::Settings;
 use trainer::run::run;
 
+/// The JSON summary trainer-eval wrote.
+fn summary(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 fn evaluates_an_exported_network_against_both_baselines() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,8 +61,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
             "{stdout}"
         );
     }
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = summary(&json);
     for name in ["uniform", "classical"] {
         let r = &doc["results"][name];
         let games = r["wins"].as_u64().unwrap()
@@ -92,8 +96,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = summary(&json);
     let r = &doc["results"][model.to_str().unwrap()];
     let games = ["wins", "draws", "losses"].map(|k| r[k].as_u64().unwrap());
     assert_eq!(games.iter().sum::<u64>(), 2, "{doc}");
@@ -112,8 +115,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
         out.status.success() && stdout.contains("tactics on"),
         "{stdout}"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = summary(&json);
     assert_eq!(doc["tactics"], true, "{doc}");
     // A model named by --model without --json writes no summary: the profile's run folder
     // (relative, so under the working folder here) keeps whatever proof.json it has.
@@ -182,8 +184,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
         stdout.contains("6 games per opponent from openings of"),
         "{stdout}"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = summary(&json);
     assert_eq!(doc["openings"], openings.display().to_string(), "{doc}");
     let pairs = doc["results"]["classical"]["pairs_by_points"]
         .as_array()

@@ -1,13 +1,27 @@
 //! `trainer-eval` end to end: a tiny network trained for two epochs, exported to ONNX, then the
 //! real binary plays it in the engine against uniform and classical and writes the summary.
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use trainer::config::Settings;
 use trainer::run::run;
 
+/// trainer-eval on `model` with `args`, one game at a time, its summary written to `json`.
+fn eval_with_summary(model: &Path, json: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
+        .args(args)
+        .args(["--workers", "1"])
+        .arg("--model")
+        .arg(model)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .unwrap()
+}
+
 /// The JSON summary trainer-eval wrote.
-fn summary(path: &std::path::Path) -> serde_json::Value {
+fn summary(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -32,23 +46,12 @@ fn evaluates_an_exported_network_against_both_baselines() {
     };
     run(&s).unwrap();
     let json = dir.path().join("proof.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
-        .args([
-            "--board-size",
-            "7",
-            "--pairs",
-            "2",
-            "--simulations",
-            "8",
-            "--workers",
-            "1",
-        ])
-        .arg("--model")
-        .arg(dir.path().join("models").join("latest.onnx"))
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
+    let model = dir.path().join("models").join("latest.onnx");
+    let out = eval_with_summary(
+        &model,
+        &json,
+        &["--board-size", "7", "--pairs", "2", "--simulations", "8"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -71,26 +74,13 @@ fn evaluates_an_exported_network_against_both_baselines() {
     }
     // Head to head with another network's file: the model against itself, one pair (its two
     // colours from one opening): both games are played and scored.
-    let model = dir.path().join("models").join("latest.onnx");
-    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
-        .args([
-            "--board-size",
-            "7",
-            "--pairs",
-            "1",
-            "--simulations",
-            "8",
-            "--workers",
-            "1",
-        ])
-        .arg("--model")
-        .arg(&model)
-        .arg("--against")
-        .arg(&model)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
+    let other = model.to_str().unwrap();
+    let one_pair = ["--board-size", "7", "--pairs", "1", "--simulations", "8"];
+    let out = eval_with_summary(
+        &model,
+        &json,
+        &[&one_pair[..], &["--against", other]].concat(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -101,15 +91,11 @@ fn evaluates_an_exported_network_against_both_baselines() {
     let games = ["wins", "draws", "losses"].map(|k| r[k].as_u64().unwrap());
     assert_eq!(games.iter().sum::<u64>(), 2, "{doc}");
     // --tactics puts the threat search on both sides, and the summary says it was on.
-    let out = Command::new(env!("CARGO_BIN_EXE_trainer-eval"))
-        .args(["--board-size", "7", "--pairs", "1", "--simulations", "4"])
-        .args(["--workers", "1", "--against", "uniform", "--tactics"])
-        .arg("--model")
-        .arg(&model)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
+    let out = eval_with_summary(
+        &model,
+        &json,
+        &[&one_pair[..], &["--against", "uniform", "--tactics"]].concat(),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.contains("tactics on"),

@@ -250,12 +250,11 @@ impl Run<'_> {
 
     /// A stop signal came before the run's last epoch: the epochs trained are saved; say so.
     fn stopped(&mut self, signal: i32) -> anyhow::Result<()> {
-        let epoch = self.t.epoch;
+        let (epoch, name) = (self.t.epoch, crate::stop::name(signal));
         self.metrics.log(
             "stopped",
-            json!({"signal": crate::stop::name(signal), "epoch": epoch, "step": self.t.step}),
+            json!({"signal": name, "epoch": epoch, "step": self.t.step}),
         )?;
-        let name = crate::stop::name(signal);
         if epoch == 0 {
             eprintln!("trainer: stopped on {name} before its first epoch");
         } else {

@@ -66,13 +66,13 @@ struct Cli {
     /// runs' models head to head).
     #[arg(long, default_value = "uniform,classical")]
     against: String,
-    /// Games played at once (threads).
     /// Threat-space search on both sides as the engine's `--difficulty medium` runs it (VCF/VCT
     /// at the root, VCF at new leaves with the profile's vcf_budget_nodes): closer to a timed
     /// match, where tactics settle many positions whatever the network says. Off by default:
     /// the match then measures the networks alone.
     #[arg(long)]
     tactics: bool,
+    /// Games played at once (threads).
     #[arg(long, default_value_t = 2)]
     workers: usize,
     #[arg(long, default_value_t = 12345)]

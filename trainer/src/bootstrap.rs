@@ -121,7 +121,13 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     let started = Instant::now();
     let pb = std::sync::Mutex::new(crate::progress::Progress::new("bootstrap", games as u64));
     let plies = crate::progress::expected_plies(s.board_size);
+    let mut stopped_by = None;
     while written < games {
+        // SIGINT/SIGTERM (`crate::stop`): the chunk in progress has been written; stop here.
+        if let Some(signal) = crate::stop::requested() {
+            stopped_by = Some(crate::stop::name(signal));
+            break;
+        }
         let n = GAMES_PER_CHUNK.min(games - written);
         let first = replay.next_chunk() as usize * 1_000_000;
         let report = play(&cfg, visits, n, first, |st| {
@@ -144,12 +150,15 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     }
     pb.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
     let mut metrics = crate::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
-    metrics.log(
-        "bootstrap",
-        serde_json::json!({"games": written, "positions": positions, "visits": visits,
-                           "seconds": started.elapsed().as_secs_f64(),
-                           "threads": cfg.parallel_workers.max(1)}),
-    )?;
+    let mut record = serde_json::json!({"games": written, "positions": positions,
+                                        "visits": visits,
+                                        "seconds": started.elapsed().as_secs_f64(),
+                                        "threads": cfg.parallel_workers.max(1)});
+    if let Some(name) = stopped_by {
+        record["stopped"] = name.into();
+        eprintln!("bootstrap: stopped on {name} after {written} of {games} games (all saved)");
+    }
+    metrics.log("bootstrap", record)?;
     eprintln!(
         "bootstrap: {written} games, {positions} positions added; the replay window holds {}",
         replay.len()

@@ -131,13 +131,17 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
     }
     match command {
         Some(Command::Distributed(cmd)) => {
+            if cmd.produces_work() {
+                trainer::stop::install()?;
+            }
             trainer::distributed::cli::run(cmd, &r.settings)?;
-            return Ok(ExitCode::SUCCESS);
+            return Ok(stopped_or_success());
         }
         Some(Command::Bootstrap { games, visits }) => {
+            trainer::stop::install()?;
             trainer::run::set_threads(&r.settings);
             trainer::bootstrap::run(&r.settings, games, visits)?;
-            return Ok(ExitCode::SUCCESS);
+            return Ok(stopped_or_success());
         }
         Some(Command::Curve { out, runs }) => {
             for c in trainer::curve::draw_runs(&runs, &out)? {
@@ -212,4 +216,13 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
         sum.last_epoch, sum.step, sum.games
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// 128 + the signal's number when a stop signal ended the command (its work saved, but short of
+/// what was asked: a script must not go on as if it had finished), success otherwise.
+fn stopped_or_success() -> ExitCode {
+    match trainer::stop::requested() {
+        Some(signal) => ExitCode::from(128 + signal as u8),
+        None => ExitCode::SUCCESS,
+    }
 }

@@ -1,25 +1,35 @@
-//! Stop requests for a training run: the first SIGINT (Ctrl-C) or SIGTERM (`timeout`, a batch
-//! system, `kill`) asks the run to stop once the epoch in progress is trained and saved, so
-//! `--resume auto` continues from it and no self-play of that epoch is thrown away. The handler
-//! then falls back to the default action, so a second signal stops the process at once (losing
-//! only that epoch, as a kill does).
+//! Stop requests for the commands that produce work: the first SIGINT (Ctrl-C) or SIGTERM
+//! (`timeout`, a batch system, `kill`) asks the command to stop once the unit of work in progress
+//! is saved, so nothing it has already computed is thrown away:
+//! - the training run finishes and saves the epoch in progress (`--resume auto` continues there);
+//! - `bootstrap` writes the replay chunk in progress;
+//! - a self-play worker pushes the batch of games in progress;
+//! - a train worker checkpoints and publishes the steps trained since its last publish, and
+//!   removes its heartbeat.
 //!
-//! The handler only records the signal and writes a fixed line with `write(2)`: nothing else is
-//! safe inside a signal handler. `run` asks `requested()` between epochs; `main` installs the
-//! handler for the training command only and exits with 128 + the signal's number, as a shell
-//! reports a process stopped by it, so a script does not go on as if the run had finished.
+//! The handler then falls back to the default action, so a second signal stops the process at
+//! once (losing only that unit, as a kill does).
+//!
+//! The handler only records the signal in two atomics and writes a fixed line with `write(2)`:
+//! nothing else is safe inside a signal handler. The commands ask `requested()` (or read `flag()`)
+//! between units; `main` installs the handler for these commands only and exits with 128 + the
+//! signal's number, as a shell reports a process stopped by it, so a script does not go on as if
+//! the command had finished.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The signal that asked for a stop (0: none yet).
 static REQUESTED: AtomicI32 = AtomicI32::new(0);
+/// Set with `REQUESTED`, for the loops that take a stop flag (the distributed workers).
+static STOP: AtomicBool = AtomicBool::new(false);
 
 const NOTICE: &[u8] =
-    b"\ntrainer: stop requested: the epoch in progress is finished and saved first \
-(a second signal stops at once, losing that epoch)\n";
+    b"\ntrainer: stop requested: the work in progress is finished and saved first \
+(a second signal stops at once, losing it)\n";
 
 extern "C" fn on_signal(signal: libc::c_int) {
     REQUESTED.store(signal, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
     // SAFETY: write(2) is async-signal-safe; the buffer is a static of the given length.
     unsafe {
         libc::write(2, NOTICE.as_ptr().cast(), NOTICE.len());
@@ -55,6 +65,11 @@ pub fn requested() -> Option<i32> {
         0 => None,
         signal => Some(signal),
     }
+}
+
+/// The stop request as a flag, set by the same signals as `requested()`.
+pub fn flag() -> &'static AtomicBool {
+    &STOP
 }
 
 /// The name a user knows a stop signal by.

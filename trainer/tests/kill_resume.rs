@@ -406,3 +406,64 @@ fn a_stop_signal_saves_the_epoch_in_progress() {
     assert!(checkpoint::latest_valid(dir, |_| {}).unwrap().1.epoch >= 1);
     assert!(positions_on_disk(dir) >= saved);
 }
+
+/// SIGTERM during `trainer bootstrap`: the chunk of games in progress is written, the command
+/// says how many of the asked games it kept, logs them (with `"stopped"`) and exits with 143.
+#[test]
+fn a_stop_signal_during_bootstrap_keeps_every_finished_chunk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+        .env("FIVEZERO_PROGRESS_SECS", "0")
+        .args(["--model-preset", "tiny", "--board-size", "7"])
+        .args([
+            "--device",
+            "cpu",
+            "--threads",
+            "1",
+            "--parallel-workers",
+            "1",
+        ])
+        .arg("--checkpoint-dir")
+        .arg(dir)
+        .args(["bootstrap", "--games", "100000", "--visits", "32"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the trainer binary");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    let chunk_written = wait_until(Duration::from_secs(120), || {
+        dir.join("replay/chunk-00000000.bin").is_file()
+    });
+    assert!(chunk_written, "{:?}", lines.lock().unwrap());
+    // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = wait_for_exit(&mut child, Duration::from_secs(120));
+    let stderr = lines.lock().unwrap().clone();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{stderr:?}");
+
+    let replay = Replay::open(&dir.join("replay"), usize::MAX, |w| panic!("{w}")).unwrap();
+    let games = replay.games().len();
+    let chunk = trainer::bootstrap::GAMES_PER_CHUNK;
+    assert!(
+        games >= chunk && games.is_multiple_of(chunk) && games < 100_000,
+        "{games} games on disk"
+    );
+    let said = format!("stopped on SIGTERM after {games} of 100000 games (all saved)");
+    assert!(stderr.iter().any(|l| l.contains(&said)), "{stderr:?}");
+    let text = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let record: serde_json::Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["kind"] == "bootstrap")
+        .expect("a bootstrap record");
+    assert_eq!(record["games"], games as u64, "{record}");
+    assert_eq!(record["stopped"], "SIGTERM", "{record}");
+}

@@ -4,7 +4,6 @@
 //!
 //! Depends on `config::Settings`, `selfplay_worker`, `train_worker`, `monitor`.
 
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -115,6 +114,14 @@ pub struct MonitorArgs {
     pub interval_s: f64,
 }
 
+impl Command {
+    /// The workers stop cleanly on SIGINT/SIGTERM (`crate::stop`); the monitor keeps the default
+    /// action, so Ctrl-C ends it at once.
+    pub fn produces_work(&self) -> bool {
+        !matches!(self, Command::Monitor(_))
+    }
+}
+
 pub fn run(cmd: Command, s: &Settings) -> anyhow::Result<()> {
     match cmd {
         Command::SelfplayWorker(a) => selfplay_workers(a, s),
@@ -169,14 +176,12 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
             })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let stop = AtomicBool::new(false);
+    // SIGINT/SIGTERM: every worker pushes the batch it is playing, then stops.
+    let stop = crate::stop::flag();
     let results: Vec<_> = std::thread::scope(|sc| {
         let handles: Vec<_> = workers
             .into_iter()
-            .map(|o| {
-                let stop = &stop;
-                sc.spawn(move || (o.worker_id.clone(), selfplay_worker::run(&o, stop)))
-            })
+            .map(|o| sc.spawn(move || (o.worker_id.clone(), selfplay_worker::run(&o, stop))))
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
@@ -226,7 +231,8 @@ fn train_worker(a: TrainWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         heartbeat_ttl: Duration::from_secs(a.heartbeat_ttl_s),
         give_up_after: Duration::from_secs(a.redis.give_up_after_s),
     };
-    let sum = train_worker::run(&o, &AtomicBool::new(false))?;
+    // SIGINT/SIGTERM: the steps since the last publish are checkpointed and published first.
+    let sum = train_worker::run(&o, crate::stop::flag())?;
     eprintln!(
         "train-worker: {} games ingested, {} duplicates dropped, {} rejected, {} steps, \
          models {:?}, ingest {:.1} ms/game, {} reconnects",

@@ -233,10 +233,15 @@ fn first_model(
         if let Some(m) = q.fetch_latest_model()? {
             return load(&m, o.device, o.onnx.as_ref(), 1);
         }
-        if t0.elapsed() > o.wait_model || stop.load(Ordering::Relaxed) {
+        let waited = t0.elapsed().as_secs_f64();
+        if stop.load(Ordering::Relaxed) {
             return Err(DistError::Other(format!(
-                "no model published after {:.0} s",
-                t0.elapsed().as_secs_f64()
+                "stopped while waiting {waited:.0} s for the first published model"
+            )));
+        }
+        if t0.elapsed() > o.wait_model {
+            return Err(DistError::Other(format!(
+                "no model published after {waited:.0} s"
             )));
         }
         std::thread::sleep(Duration::from_millis(200));

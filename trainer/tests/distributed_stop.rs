@@ -1,0 +1,169 @@
+//! SIGTERM to the real distributed workers (issue #15's "nothing already saved is lost", for the
+//! signal `timeout`, systemd and batch systems send): a real redis-server, one `trainer
+//! train-worker` that publishes only at start (so every later step exists only in its memory)
+//! and one `trainer selfplay-worker` on the tiny 7x7 setup.
+//!
+//! The self-play worker, signalled while it plays a batch, pushes that batch and exits with 143;
+//! the count it reports is Redis's. The train worker, signalled after training, checkpoints and
+//! publishes the steps it trained since its start (model version 2 at its last step), removes its
+//! heartbeat and exits with 143.
+//!
+//! Depends on the `trainer` binary, `redis-server`, and the public `distributed::queue` and
+//! `checkpoint` APIs only.
+
+#[path = "distributed_support.rs"]
+mod support;
+
+use std::fs::File;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use trainer::distributed::queue::Queue;
+
+const BATCH: usize = 4;
+
+fn spawn(log: &Path, args: &[String]) -> Child {
+    Command::new(support::trainer_bin())
+        .env("FIVEZERO_PROGRESS_SECS", "0")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(File::create(log).expect("log file"))
+        .spawn()
+        .expect("spawn trainer")
+}
+
+fn term(child: &Child) {
+    // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+}
+
+fn wait_exit(child: &mut Child, secs: u64) -> Option<ExitStatus> {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(secs) {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+fn wait_until(what: &str, secs: u64, logs: &[&Path], mut done: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !done() {
+        if t.elapsed() > Duration::from_secs(secs) {
+            let text: Vec<String> = logs
+                .iter()
+                .map(|l| std::fs::read_to_string(l).unwrap_or_default())
+                .collect();
+            panic!("timed out waiting for {what}:\n{}", text.join("\n---\n"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn heartbeat_field(con: &mut redis::Connection, id: &str, field: &str) -> Option<u64> {
+    redis::cmd("HGET")
+        .arg(format!("fz:worker:{id}"))
+        .arg(field)
+        .query::<Option<String>>(con)
+        .ok()
+        .flatten()
+        .and_then(|s| s.parse().ok())
+}
+
+fn games_pushed(q: &mut Queue) -> u64 {
+    q.stats().unwrap().get("games_pushed").copied().unwrap_or(0)
+}
+
+#[test]
+fn stopped_workers_push_their_batch_and_publish_their_steps() {
+    support::watchdog(300);
+    let server = support::RedisServer::tcp();
+    let url = server.url.clone();
+    let mut con = server.con();
+    let tmp = tempfile::tempdir().unwrap();
+    let (train_log, worker_log) = (tmp.path().join("train.log"), tmp.path().join("w1.log"));
+    let logs = [train_log.as_path(), worker_log.as_path()];
+    let tdir = tmp.path().join("train");
+    let mut q = Queue::open(&url, "fz").unwrap();
+
+    let mut train_args = support::tiny_flags(&tdir);
+    train_args.extend(
+        [
+            "train-worker",
+            "--redis-url",
+            &url,
+            "--consumer",
+            "t0",
+            "--min-positions",
+            "16",
+            "--publish-every",
+            "1000000",
+            "--heartbeat-ttl-s",
+            "3",
+        ]
+        .map(String::from),
+    );
+    let mut worker_args = support::flags(&tmp.path().join("w1"), 16, BATCH);
+    worker_args.extend(
+        [
+            "selfplay-worker",
+            "--redis-url",
+            &url,
+            "--worker-id",
+            "w1",
+            "--model-check-games",
+            "4",
+            "--wait-model-s",
+            "60",
+        ]
+        .map(String::from),
+    );
+    let mut train = spawn(&train_log, &train_args);
+    let mut worker = spawn(&worker_log, &worker_args);
+
+    // The train worker has trained on pushed games (its heartbeat counts steps) and the
+    // self-play worker has just finished a batch, so the signal lands inside the next one.
+    wait_until("trained steps", 120, &logs, || {
+        heartbeat_field(&mut con, "t0", "steps").is_some_and(|s| s > 0)
+    });
+    let before = games_pushed(&mut q);
+    wait_until("the next batch", 60, &logs, || {
+        games_pushed(&mut q) > before
+    });
+    let at_signal = games_pushed(&mut q);
+    term(&worker);
+    let status = wait_exit(&mut worker, 120);
+    let text = std::fs::read_to_string(&worker_log).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
+    let pushed = games_pushed(&mut q);
+    assert!(
+        pushed > at_signal && pushed.is_multiple_of(BATCH as u64),
+        "{at_signal} games pushed at the signal, {pushed} after:\n{text}"
+    );
+    assert!(
+        text.contains(&format!("selfplay-worker w1: {pushed} games")),
+        "{text}"
+    );
+
+    // The train worker: its steps since the start are only in memory until the signal.
+    let steps = heartbeat_field(&mut con, "t0", "steps").unwrap();
+    assert_eq!(q.latest_model_version().unwrap(), Some(1));
+    term(&train);
+    let status = wait_exit(&mut train, 120);
+    let text = std::fs::read_to_string(&train_log).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
+    let (_, saved) = trainer::checkpoint::latest_valid(&tdir, |_| {}).expect("a checkpoint");
+    assert!(saved.step >= steps && saved.step > 0, "{text}");
+    let model = q.fetch_latest_model().unwrap().expect("a model");
+    assert_eq!((model.version, model.step), (2, saved.step), "{text}");
+    assert_eq!(heartbeat_field(&mut con, "t0", "steps"), None, "{text}");
+    eprintln!(
+        "stop run: self-play worker signalled at {at_signal} games pushed, exited with {pushed}; \
+         train worker published v2 at step {} (heartbeat said {steps})",
+        saved.step
+    );
+}

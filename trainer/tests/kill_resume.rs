@@ -17,9 +17,19 @@ use trainer::checkpoint;
 use trainer::replay::Replay;
 
 const EPOCHS: u64 = 12;
+/// The trainer on the CPU, one torch thread, one self-play worker.
+const ONE_CPU_THREAD: [&str; 6] = [
+    "--device",
+    "cpu",
+    "--threads",
+    "1",
+    "--parallel-workers",
+    "1",
+];
 
 fn trainer(dir: &Path) -> (Child, Arc<Mutex<Vec<String>>>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_trainer"));
+    command
         .env("FIVEZERO_PROGRESS_SECS", "0")
         .args([
             "--model-preset",
@@ -45,19 +55,17 @@ fn trainer(dir: &Path) -> (Child, Arc<Mutex<Vec<String>>>) {
             "--eval-frequency",
             "0",
         ])
-        .args([
-            "--device",
-            "cpu",
-            "--threads",
-            "1",
-            "--parallel-workers",
-            "1",
-            "--seed",
-            "5",
-        ])
+        .args(ONE_CPU_THREAD)
+        .args(["--seed", "5"])
         .args(["--epochs", &EPOCHS.to_string(), "--resume", "auto"])
         .arg("--checkpoint-dir")
-        .arg(dir)
+        .arg(dir);
+    spawn_reading_stderr(&mut command)
+}
+
+/// Starts `command` with its stderr lines collected as they come.
+fn spawn_reading_stderr(command: &mut Command) -> (Child, Arc<Mutex<Vec<String>>>) {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -413,32 +421,15 @@ fn a_stop_signal_saves_the_epoch_in_progress() {
 fn a_stop_signal_during_bootstrap_keeps_every_finished_chunk() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trainer"))
-        .env("FIVEZERO_PROGRESS_SECS", "0")
-        .args(["--model-preset", "tiny", "--board-size", "7"])
-        .args([
-            "--device",
-            "cpu",
-            "--threads",
-            "1",
-            "--parallel-workers",
-            "1",
-        ])
-        .arg("--checkpoint-dir")
-        .arg(dir)
-        .args(["bootstrap", "--games", "100000", "--visits", "32"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the trainer binary");
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = lines.clone();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            sink.lock().unwrap().push(line);
-        }
-    });
+    let (mut child, lines) = spawn_reading_stderr(
+        Command::new(env!("CARGO_BIN_EXE_trainer"))
+            .env("FIVEZERO_PROGRESS_SECS", "0")
+            .args(["--model-preset", "tiny", "--board-size", "7"])
+            .args(ONE_CPU_THREAD)
+            .arg("--checkpoint-dir")
+            .arg(dir)
+            .args(["bootstrap", "--games", "100000", "--visits", "32"]),
+    );
     let chunk_written = wait_until(Duration::from_secs(120), || {
         dir.join("replay/chunk-00000000.bin").is_file()
     });

@@ -741,8 +741,10 @@ mod tests {
                 })
                 .unwrap_or_else(|| panic!("{name}: no make target or --profile"));
             let mut args = vec!["trainer".to_string()];
-            if let Some(n) = word_after("--stop-after-epoch ") {
-                args.extend(["--stop-after-epoch".to_string(), n]);
+            for flag in ["--epochs", "--stop-after-epoch"] {
+                if let Some(n) = word_after(&format!("{flag} ")) {
+                    args.extend([flag.to_string(), n]);
+                }
             }
             let m = Cli::command().try_get_matches_from(&args).unwrap();
             let r = resolve(&m, Some(&presets), Some(&profile))

@@ -6,7 +6,8 @@
 //! The self-play worker, signalled while it plays a batch, pushes that batch and exits with 143;
 //! the count it reports is Redis's. The train worker, signalled after training, checkpoints and
 //! publishes the steps it trained since its start (model version 2 at its last step), removes its
-//! heartbeat and exits with 143.
+//! heartbeat and exits with 143. A self-play worker signalled while it still waits for the first
+//! model exits with 143 and no games, not with an error.
 //!
 //! Depends on the `trainer` binary, `redis-server`, and the public `distributed::queue` and
 //! `checkpoint` APIs only.
@@ -166,4 +167,36 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
          train worker published v2 at step {} (heartbeat said {steps})",
         saved.step
     );
+}
+
+#[test]
+fn a_worker_stopped_before_any_model_exits_with_no_games() {
+    support::watchdog(120);
+    let server = support::RedisServer::tcp();
+    let mut con = server.con();
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("w0.log");
+    let mut args = support::tiny_flags(&tmp.path().join("w0"));
+    args.extend(
+        [
+            "selfplay-worker",
+            "--redis-url",
+            &server.url,
+            "--worker-id",
+            "w0",
+            "--wait-model-s",
+            "600",
+        ]
+        .map(String::from),
+    );
+    let mut worker = spawn(&log, &args);
+    // Its heartbeat starts before it looks for a model, and no model is ever published.
+    wait_until("the heartbeat", 60, &[log.as_path()], || {
+        heartbeat_field(&mut con, "w0", "started").is_some()
+    });
+    term(&worker);
+    let status = wait_exit(&mut worker, 60);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
+    assert!(text.contains("selfplay-worker w0: 0 games"), "{text}");
 }

@@ -201,7 +201,11 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
     let boot = q.boot(&o.worker_id)?;
     let shared = Arc::new(Shared::default());
     let hb = spawn_heartbeat(o, boot, shared.clone());
-    let result = first_model(&mut q, o, stop).and_then(|current| {
+    let result = first_model(&mut q, o, stop).and_then(|first| {
+        let Some(current) = first else {
+            // Stopped before there was a model to play with: nothing to push.
+            return Ok(WorkerSummary::default());
+        };
         let mut w = Worker {
             o,
             q,
@@ -222,26 +226,24 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
     result
 }
 
-/// Waits (up to `wait_model`) for the train worker's first model.
+/// Waits (up to `wait_model`) for the train worker's first model; None when `stop` is set first.
 fn first_model(
     q: &mut Queue,
     o: &SelfPlayWorkerOptions,
     stop: &AtomicBool,
-) -> Result<Loaded, DistError> {
+) -> Result<Option<Loaded>, DistError> {
     let t0 = Instant::now();
     loop {
         if let Some(m) = q.fetch_latest_model()? {
-            return load(&m, o.device, o.onnx.as_ref(), 1);
+            return load(&m, o.device, o.onnx.as_ref(), 1).map(Some);
         }
-        let waited = t0.elapsed().as_secs_f64();
         if stop.load(Ordering::Relaxed) {
-            return Err(DistError::Other(format!(
-                "stopped while waiting {waited:.0} s for the first published model"
-            )));
+            return Ok(None);
         }
         if t0.elapsed() > o.wait_model {
             return Err(DistError::Other(format!(
-                "no model published after {waited:.0} s"
+                "no model published after {:.0} s",
+                t0.elapsed().as_secs_f64()
             )));
         }
         std::thread::sleep(Duration::from_millis(200));

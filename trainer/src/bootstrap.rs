@@ -121,13 +121,8 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     let started = Instant::now();
     let pb = std::sync::Mutex::new(crate::progress::Progress::new("bootstrap", games as u64));
     let plies = crate::progress::expected_plies(s.board_size);
-    let mut stopped_by = None;
-    while written < games {
-        // SIGINT/SIGTERM (`crate::stop`): the chunk in progress has been written; stop here.
-        if let Some(signal) = crate::stop::requested() {
-            stopped_by = Some(crate::stop::name(signal));
-            break;
-        }
+    // SIGINT/SIGTERM (`crate::stop`): the chunk in progress is written, then no other starts.
+    while written < games && crate::stop::requested().is_none() {
         let n = GAMES_PER_CHUNK.min(games - written);
         let first = replay.next_chunk() as usize * 1_000_000;
         let report = play(&cfg, visits, n, first, |st| {
@@ -154,7 +149,7 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
                                         "visits": visits,
                                         "seconds": started.elapsed().as_secs_f64(),
                                         "threads": cfg.parallel_workers.max(1)});
-    if let Some(name) = stopped_by {
+    if let Some(name) = crate::stop::requested().map(crate::stop::name) {
         record["stopped"] = name.into();
         eprintln!("bootstrap: stopped on {name} after {written} of {games} games (all saved)");
     }

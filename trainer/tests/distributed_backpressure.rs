@@ -124,7 +124,7 @@ fn worker_holds_back_while_the_queue_is_full_and_resumes_when_drained() {
     assert_eq!(xlen(&mut con), LIMIT);
 
     let o = worker(&url, "bp", LIMIT, 4);
-    let handle = std::thread::spawn(move || selfplay_worker::run(&o, &AtomicBool::new(false)));
+    let handle = std::thread::spawn(move || selfplay_worker::run(&o, &support::NEVER_STOP));
     until_waiting(&mut con, "bp");
 
     // Held back for 3 s: nothing pushed, heartbeat alive, the monitor sees it waiting.
@@ -209,10 +209,11 @@ fn worker_holds_back_while_the_queue_is_full_and_resumes_when_drained() {
 fn stop_while_waiting_returns_promptly_with_no_games() {
     let (server, url, mut q) = server_with_queue(4);
     let mut con = server.con();
-    let stop = AtomicBool::new(false);
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let stop = &STOP;
     let o = worker(&url, "bp-stop", 4, 4);
     std::thread::scope(|sc| {
-        let handle = sc.spawn(|| selfplay_worker::run(&o, &stop));
+        let handle = sc.spawn(|| selfplay_worker::run(&o, stop));
         until_waiting(&mut con, "bp-stop");
         std::thread::sleep(Duration::from_millis(500));
         let t = Instant::now();
@@ -237,8 +238,8 @@ fn stop_while_waiting_returns_promptly_with_no_games() {
 #[test]
 fn zero_means_no_limit() {
     let (server, url, _) = server_with_queue(4);
-    let sum = selfplay_worker::run(&worker(&url, "bp-free", 0, 2), &AtomicBool::new(false))
-        .expect("worker");
+    let sum =
+        selfplay_worker::run(&worker(&url, "bp-free", 0, 2), &support::NEVER_STOP).expect("worker");
     assert_eq!(sum.games, 2);
     assert_eq!(sum.queue_waits, 0);
     assert_eq!(sum.queue_wait_seconds, 0.0);

@@ -7,7 +7,6 @@
 mod support;
 
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use trainer::distributed::queue::Queue;
@@ -41,7 +40,7 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
         give_up_after: Duration::from_secs(20),
     };
     let t0 = Instant::now();
-    let trainer = std::thread::spawn(move || train_worker::run(&o, &AtomicBool::new(false)));
+    let trainer = std::thread::spawn(move || train_worker::run(&o, &support::NEVER_STOP));
 
     let workers: Vec<_> = ["w1", "w2"]
         .iter()

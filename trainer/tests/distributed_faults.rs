@@ -11,7 +11,6 @@ mod support;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use trainer::distributed::payload::GamePayload;
@@ -141,7 +140,7 @@ fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
         exit_when_drained: true,
         ..options(&url, &dir, "c1")
     };
-    let sum = train_worker::run(&o, &AtomicBool::new(false)).unwrap();
+    let sum = train_worker::run(&o, &support::NEVER_STOP).unwrap();
     eprintln!(
         "faults: killed after {ingested_before_kill} ingested; restart ingested {}, dropped {} \
          duplicates, {} steps",
@@ -170,7 +169,7 @@ fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
         .arg("fz:ingested")
         .query(&mut con)
         .unwrap();
-    let sum = train_worker::run(&o, &AtomicBool::new(false)).unwrap();
+    let sum = train_worker::run(&o, &support::NEVER_STOP).unwrap();
     assert_eq!(sum.ingested, 0);
     assert_eq!(sum.duplicates, 41);
     assert_eq!(stored_games(&dir), 41);
@@ -192,7 +191,7 @@ fn workers_reconnect_when_redis_restarts() {
         max_games: Some(GAMES),
         ..options(&url, &dir, "t0")
     };
-    let trainer = std::thread::spawn(move || train_worker::run(&o, &AtomicBool::new(false)));
+    let trainer = std::thread::spawn(move || train_worker::run(&o, &support::NEVER_STOP));
     let w = SelfPlayWorkerOptions {
         redis_url: url.clone(),
         prefix: "fz".into(),
@@ -214,7 +213,7 @@ fn workers_reconnect_when_redis_restarts() {
         give_up_after: Duration::from_secs(30),
         max_queue: 0,
     };
-    let worker = std::thread::spawn(move || selfplay_worker::run(&w, &AtomicBool::new(false)));
+    let worker = std::thread::spawn(move || selfplay_worker::run(&w, &support::NEVER_STOP));
 
     let mut q = Queue::open(&url, "fz").unwrap();
     let t = Instant::now();

@@ -6,7 +6,6 @@
 #[path = "distributed_support.rs"]
 mod support;
 
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use trainer::distributed::payload::{
@@ -129,7 +128,7 @@ fn train_worker_counts_and_acks_rejected_entries() {
         heartbeat_ttl: Duration::from_secs(10),
         give_up_after: Duration::from_secs(10),
     };
-    let sum = train_worker::run(&o, &AtomicBool::new(false)).unwrap();
+    let sum = train_worker::run(&o, &support::NEVER_STOP).unwrap();
     assert_eq!(sum.ingested, 1);
     assert_eq!(sum.rejected, 2);
     let stats = q.stats().unwrap();

@@ -7,7 +7,10 @@
 //! the count it reports is Redis's. The train worker, signalled after training, checkpoints and
 //! publishes the steps it trained since its start (model version 2 at its last step), removes its
 //! heartbeat and exits with 143. A self-play worker signalled while it still waits for the first
-//! model exits with 143 and no games, not with an error.
+//! model exits with 143 and no games, not with an error. With Redis killed, both leave their
+//! reconnect backoff at the signal (not after `--give-up-after-s`): the train worker checkpoints
+//! its steps, which a restarted train worker publishes first, and the self-play worker says how
+//! many games it could not push.
 //!
 //! Depends on the `trainer` binary, `redis-server`, and the public `distributed::queue` and
 //! `checkpoint` APIs only.
@@ -32,6 +35,50 @@ fn spawn(log: &Path, args: &[String]) -> Child {
         .stderr(File::create(log).expect("log file"))
         .spawn()
         .expect("spawn trainer")
+}
+
+fn train_worker_args(dir: &Path, url: &str) -> Vec<String> {
+    let mut args = support::tiny_flags(dir);
+    args.extend(
+        [
+            "train-worker",
+            "--redis-url",
+            url,
+            "--consumer",
+            "t0",
+            "--min-positions",
+            "16",
+            "--publish-every",
+            "1000000",
+            "--heartbeat-ttl-s",
+            "3",
+            "--give-up-after-s",
+            "600",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+fn selfplay_worker_args(dir: &Path, url: &str) -> Vec<String> {
+    let mut args = support::flags(dir, 16, BATCH);
+    args.extend(
+        [
+            "selfplay-worker",
+            "--redis-url",
+            url,
+            "--worker-id",
+            "w1",
+            "--model-check-games",
+            "4",
+            "--wait-model-s",
+            "60",
+            "--give-up-after-s",
+            "600",
+        ]
+        .map(String::from),
+    );
+    args
 }
 
 fn term(child: &Child) {
@@ -91,38 +138,8 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
     let tdir = tmp.path().join("train");
     let mut q = Queue::open(&url, "fz").unwrap();
 
-    let mut train_args = support::tiny_flags(&tdir);
-    train_args.extend(
-        [
-            "train-worker",
-            "--redis-url",
-            &url,
-            "--consumer",
-            "t0",
-            "--min-positions",
-            "16",
-            "--publish-every",
-            "1000000",
-            "--heartbeat-ttl-s",
-            "3",
-        ]
-        .map(String::from),
-    );
-    let mut worker_args = support::flags(&tmp.path().join("w1"), 16, BATCH);
-    worker_args.extend(
-        [
-            "selfplay-worker",
-            "--redis-url",
-            &url,
-            "--worker-id",
-            "w1",
-            "--model-check-games",
-            "4",
-            "--wait-model-s",
-            "60",
-        ]
-        .map(String::from),
-    );
+    let train_args = train_worker_args(&tdir, &url);
+    let worker_args = selfplay_worker_args(&tmp.path().join("w1"), &url);
     let mut train = spawn(&train_log, &train_args);
     let mut worker = spawn(&worker_log, &worker_args);
 
@@ -199,4 +216,80 @@ fn a_worker_stopped_before_any_model_exits_with_no_games() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
     assert!(text.contains("selfplay-worker w0: 0 games"), "{text}");
+}
+
+#[test]
+fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
+    support::watchdog(300);
+    let mut server = support::RedisServer::tcp();
+    let url = server.url.clone();
+    let mut con = server.con();
+    let tmp = tempfile::tempdir().unwrap();
+    let (train_log, worker_log) = (tmp.path().join("train.log"), tmp.path().join("w1.log"));
+    let logs = [train_log.as_path(), worker_log.as_path()];
+    let tdir = tmp.path().join("train");
+    let train_args = train_worker_args(&tdir, &url);
+    let mut train = spawn(&train_log, &train_args);
+    let mut worker = spawn(
+        &worker_log,
+        &selfplay_worker_args(&tmp.path().join("w1"), &url),
+    );
+    wait_until("trained steps", 120, &logs, || {
+        heartbeat_field(&mut con, "t0", "steps").is_some_and(|s| s > 0)
+    });
+    let steps = heartbeat_field(&mut con, "t0", "steps").unwrap();
+    drop(con);
+    server.kill();
+    // Both meet the dead server (the train worker within its 1 s read block, the self-play
+    // worker at its next push) and wait in the backoff, which gives up only after 600 s.
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    term(&train);
+    term(&worker);
+    let train_status = wait_exit(&mut train, 60);
+    let worker_status = wait_exit(&mut worker, 60);
+    let took = t.elapsed();
+    let train_text = std::fs::read_to_string(&train_log).unwrap();
+    let worker_text = std::fs::read_to_string(&worker_log).unwrap();
+    assert_eq!(
+        train_status.and_then(|s| s.code()),
+        Some(143),
+        "{train_text}"
+    );
+    assert_eq!(
+        worker_status.and_then(|s| s.code()),
+        Some(143),
+        "{worker_text}"
+    );
+    assert!(
+        worker_text.contains("stopped while Redis did not answer")
+            && worker_text.contains("played and not pushed"),
+        "{worker_text}"
+    );
+    let (_, saved) = trainer::checkpoint::latest_valid(&tdir, |_| {}).expect("a checkpoint");
+    assert!(saved.step >= steps, "{train_text}");
+    assert!(
+        train_text.contains(&format!("step {} is checkpointed", saved.step))
+            && train_text.contains("not published"),
+        "{train_text}"
+    );
+
+    // Redis back (its AOF kept model v1): a restarted train worker publishes that step first.
+    server.start();
+    let mut again = train_args.clone();
+    again.extend(["--max-steps".to_string(), saved.step.to_string()]);
+    let restart_log = tmp.path().join("train2.log");
+    let mut restarted = spawn(&restart_log, &again);
+    let status = wait_exit(&mut restarted, 120);
+    let text = std::fs::read_to_string(&restart_log).unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{text}");
+    let mut q = Queue::open(&url, "fz").unwrap();
+    let model = q.fetch_latest_model().unwrap().expect("a model");
+    assert_eq!((model.version, model.step), (2, saved.step), "{text}");
+    eprintln!(
+        "stop with Redis down: both workers exited 143 {:.2} s after the signal; step {} \
+         checkpointed (heartbeat said {steps}), published as v2 on restart",
+        took.as_secs_f64(),
+        saved.step
+    );
 }

@@ -5,11 +5,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use engine::eval::network::{NetEvaluator, UniformBackend};
 use trainer::replay::GameRecord;
 use trainer::selfplay::{self, SelfPlayConfig};
+
+/// The stop flag of a worker no signal stops (the workers take a `'static` flag, as the
+/// process-wide one of `trainer::stop` is).
+pub static NEVER_STOP: AtomicBool = AtomicBool::new(false);
 
 pub struct RedisServer {
     pub dir: tempfile::TempDir,

@@ -201,6 +201,13 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
             sum.queue_waits,
             sum.reconnects
         );
+        if let Some(last) = &sum.stopped_unanswered {
+            eprintln!(
+                "selfplay-worker {id}: stopped while Redis did not answer ({last}): {} games \
+                 played and not pushed",
+                sum.games_not_pushed
+            );
+        }
     }
     Ok(())
 }
@@ -244,5 +251,16 @@ fn train_worker(a: TrainWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         sum.ingest_seconds * 1000.0 / sum.ingested.max(1) as f64,
         sum.reconnects
     );
+    if let Some(last) = &sum.stopped_unanswered {
+        match sum.unpublished_step {
+            Some(step) => eprintln!(
+                "train-worker: stopped while Redis did not answer ({last}): step {step} is \
+                 checkpointed in {} but not published; a restarted train worker publishes it \
+                 first",
+                o.settings.checkpoint_dir.display()
+            ),
+            None => eprintln!("train-worker: stopped while Redis did not answer ({last})"),
+        }
+    }
     Ok(())
 }

@@ -3,11 +3,16 @@
 //! and is retried with exponential backoff until `give_up_after`. AUTH and TLS come from the URL
 //! (`redis://:password@host:port/db`, `rediss://…`, `redis+unix:///path`).
 //!
+//! A process stopping on SIGINT/SIGTERM (`stop_on`) leaves the backoff within 50 ms with
+//! `DistError::Stopped`, so a worker whose Redis is down still saves what it can and exits,
+//! instead of waiting out `give_up_after`; a Redis that answers still gets every command.
+//!
 //! A retried write may have reached Redis before the connection died, so callers make every write
 //! idempotent or tolerate a duplicate (games carry ids and the consumer de-duplicates).
 //!
 //! Depends on the redis crate only.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::{Client, Cmd, Connection, FromRedisValue, Pipeline, RedisError};
@@ -39,6 +44,8 @@ pub struct Redis {
     /// Successful reconnections after a lost connection (the monitor and tests read it).
     pub reconnects: u64,
     ever_connected: bool,
+    /// Set by a stop signal: the backoff gives up at once (see the module doc).
+    stop: Option<&'static AtomicBool>,
 }
 
 /// Failures worth a reconnect and retry; everything else (wrong type, syntax) is a bug to report.
@@ -64,7 +71,17 @@ impl Redis {
             backoff: Backoff::default(),
             reconnects: 0,
             ever_connected: false,
+            stop: None,
         })
+    }
+
+    /// Leave the backoff with `DistError::Stopped` once `flag` is set.
+    pub fn stop_on(&mut self, flag: &'static AtomicBool) {
+        self.stop = Some(flag);
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     fn connection(&mut self) -> Result<&mut Connection, RedisError> {
@@ -109,7 +126,15 @@ impl Redis {
                             last: e.to_string(),
                         });
                     }
-                    std::thread::sleep(wait);
+                    let slept = Instant::now();
+                    while slept.elapsed() < wait && !self.stopping() {
+                        std::thread::sleep(wait.min(Duration::from_millis(50)));
+                    }
+                    if self.stopping() {
+                        return Err(DistError::Stopped {
+                            last: e.to_string(),
+                        });
+                    }
                     wait = (wait * 2).min(self.backoff.max);
                 }
                 Err(e) => return Err(e.into()),

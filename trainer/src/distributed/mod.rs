@@ -23,6 +23,9 @@ pub enum DistError {
     Redis(#[from] redis::RedisError),
     #[error("redis unreachable for {secs:.0} s (last error: {last})")]
     Unreachable { secs: f64, last: String },
+    /// A stop signal came while Redis did not answer.
+    #[error("stopped while redis did not answer (last error: {last})")]
+    Stopped { last: String },
     #[error("unexpected redis reply to {cmd}: {why}")]
     Reply { cmd: &'static str, why: String },
     #[error("payload: {0}")]

@@ -67,6 +67,10 @@ pub struct WorkerSummary {
     pub queue_wait_seconds: f64,
     /// How many times the worker found the queue full and waited.
     pub queue_waits: u64,
+    /// Stopped by a signal while Redis did not answer: its last error, and the games played
+    /// but never pushed (they lived only in this process).
+    pub stopped_unanswered: Option<String>,
+    pub games_not_pushed: u64,
 }
 
 struct Loaded {
@@ -157,6 +161,7 @@ fn spawn_heartbeat(
     o: &SelfPlayWorkerOptions,
     boot: u64,
     shared: Arc<Shared>,
+    stop: &'static AtomicBool,
 ) -> std::thread::JoinHandle<Result<(), DistError>> {
     let (url, prefix, id) = (o.redis_url.clone(), o.prefix.clone(), o.worker_id.clone());
     let ttl = o.heartbeat_ttl;
@@ -165,6 +170,7 @@ fn spawn_heartbeat(
     std::thread::spawn(move || -> Result<(), DistError> {
         let mut hq = Queue::open(&url, &prefix)?;
         hq.redis.backoff.give_up_after = Duration::from_secs(5);
+        hq.redis.stop_on(stop);
         let period = (ttl / 3).max(Duration::from_millis(100));
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
         while !shared.stop.load(Ordering::Relaxed) {
@@ -195,12 +201,22 @@ fn spawn_heartbeat(
     })
 }
 
-pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary, DistError> {
+/// Plays and pushes games until `stop` is set (the batch in progress is pushed first) or
+/// `max_games` are pushed. A stop while Redis does not answer ends at once: the summary names
+/// the games that could not be pushed.
+pub fn run(
+    o: &SelfPlayWorkerOptions,
+    stop: &'static AtomicBool,
+) -> Result<WorkerSummary, DistError> {
     let mut q = Queue::open(&o.redis_url, &o.prefix)?;
     q.redis.backoff.give_up_after = o.give_up_after;
-    let boot = q.boot(&o.worker_id)?;
+    q.redis.stop_on(stop);
+    let boot = match q.boot(&o.worker_id) {
+        Err(DistError::Stopped { last }) => return Ok(stopped_unanswered(last)),
+        b => b?,
+    };
     let shared = Arc::new(Shared::default());
-    let hb = spawn_heartbeat(o, boot, shared.clone());
+    let hb = spawn_heartbeat(o, boot, shared.clone(), stop);
     let result = first_model(&mut q, o, stop).and_then(|first| {
         let Some(current) = first else {
             // Stopped before there was a model to play with: nothing to push.
@@ -216,14 +232,27 @@ pub fn run(o: &SelfPlayWorkerOptions, stop: &AtomicBool) -> Result<WorkerSummary
             since_check: 0,
             seq: 0,
         };
-        w.play(stop)?;
+        match w.play(stop) {
+            Err(DistError::Stopped { last }) => w.summary.stopped_unanswered = Some(last),
+            r => r?,
+        }
         w.summary.last_model = w.current.version;
         w.summary.reconnects = w.q.redis.reconnects;
         Ok(w.summary)
     });
     shared.stop.store(true, Ordering::Relaxed);
     let _ = hb.join();
-    result
+    match result {
+        Err(DistError::Stopped { last }) => Ok(stopped_unanswered(last)),
+        r => r,
+    }
+}
+
+fn stopped_unanswered(last: String) -> WorkerSummary {
+    WorkerSummary {
+        stopped_unanswered: Some(last),
+        ..WorkerSummary::default()
+    }
 }
 
 /// Waits (up to `wait_model`) for the train worker's first model; None when `stop` is set first.
@@ -347,7 +376,8 @@ impl Worker<'_> {
         pb.finish();
         self.summary.play_seconds += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        for record in report.games {
+        let played = report.games.len() as u64;
+        for (i, record) in (0..).zip(report.games) {
             let g = GamePayload {
                 game_id: format!("{}:{boot}:{}", o.worker_id, self.seq),
                 worker_id: o.worker_id.clone(),
@@ -355,9 +385,14 @@ impl Worker<'_> {
                 record,
             };
             self.seq += 1;
-            self.summary.positions += g.record.positions() as u64;
-            self.q.push_game(&g)?;
+            if let Err(e) = self.q.push_game(&g) {
+                if matches!(e, DistError::Stopped { .. }) {
+                    self.summary.games_not_pushed = played - i;
+                }
+                return Err(e);
+            }
             self.summary.games += 1;
+            self.summary.positions += g.record.positions() as u64;
             self.since_check += 1;
             self.shared
                 .games_done

@@ -75,6 +75,10 @@ pub struct TrainSummary {
     pub reconnects: u64,
     pub resumed_step: Option<u64>,
     pub ingest_seconds: f64,
+    /// Stopped by a signal while Redis did not answer: its last error.
+    pub stopped_unanswered: Option<String>,
+    /// Then: the step checkpointed but not published (a restarted worker publishes it first).
+    pub unpublished_step: Option<u64>,
 }
 
 fn ledger_path(dir: &Path, n: u64) -> PathBuf {
@@ -136,6 +140,8 @@ struct Worker<'a> {
     /// Training steps the ingested positions have paid for and not yet been taken.
     owed: f64,
     last_publish_step: u64,
+    /// The step of the last model Redis took.
+    published_step: Option<u64>,
     last_claim: Instant,
     last_beat: Instant,
     own_pending_done: bool,
@@ -148,43 +154,25 @@ fn warn(m: String) {
     eprintln!("train-worker: warning: {m}");
 }
 
-pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, DistError> {
-    let mut w = Worker::open(o)?;
-    // Workers need a model to start: publish the current one (fresh or resumed).
-    w.publish()?;
-    loop {
-        let t = &w.t;
-        if stop.load(Ordering::Relaxed)
-            || o.max_steps.is_some_and(|m| t.step >= m)
-            || o.max_games.is_some_and(|m| t.games >= m)
-        {
-            break;
-        }
-        w.heartbeat()?;
-        let entries = w.next_entries()?;
-        if o.exit_when_drained
-            && entries.is_empty()
-            && w.own_pending_done
-            && w.claimed_once
-            && (w.owed < 1.0 || w.t.replay.len() < o.min_positions)
-        {
-            // Drained means nobody holds unacknowledged entries either (a dead consumer's are
-            // reclaimed once they have been idle for claim_idle).
-            if w.q.pending_count()? == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-            continue;
-        }
-        let ti = Instant::now();
-        let new_positions = ingest(&mut w, &entries)?;
-        w.summary.ingest_seconds += ti.elapsed().as_secs_f64();
-        let s = &o.settings;
-        w.owed += new_positions as f64 * s.sample_reuse / s.batch_size.max(1) as f64;
-        w.train_owed(stop)?;
+/// Ingests, trains and publishes until `stop` is set or a `max_*` limit is reached; the steps
+/// since the last publish are then checkpointed and published. A stop while Redis does not
+/// answer still writes that checkpoint (a restarted worker publishes it first); the summary says
+/// it was not published.
+pub fn run(o: &TrainWorkerOptions, stop: &'static AtomicBool) -> Result<TrainSummary, DistError> {
+    let mut w = Worker::open(o, stop)?;
+    match w.work(stop) {
+        Err(DistError::Stopped { last }) => w.summary.stopped_unanswered = Some(last),
+        r => r?,
     }
     if w.t.step > w.last_publish_step {
-        w.publish()?;
+        w.last_publish_step = w.t.step;
+        match w.publish() {
+            Err(DistError::Stopped { last }) => w.summary.stopped_unanswered = Some(last),
+            r => r?,
+        }
+    }
+    if w.summary.stopped_unanswered.is_some() {
+        w.summary.unpublished_step = (w.published_step != Some(w.t.step)).then_some(w.t.step);
     }
     let _ =
         w.q.redis
@@ -195,12 +183,13 @@ pub fn run(o: &TrainWorkerOptions, stop: &AtomicBool) -> Result<TrainSummary, Di
 
 impl<'a> Worker<'a> {
     /// The queue, and the trainer resumed from the run folder's newest valid checkpoint.
-    fn open(o: &'a TrainWorkerOptions) -> Result<Worker<'a>, DistError> {
+    fn open(o: &'a TrainWorkerOptions, stop: &'static AtomicBool) -> Result<Worker<'a>, DistError> {
         let ingest_dir = o.dir().join("ingest");
         std::fs::create_dir_all(&ingest_dir)
             .map_err(|e| other(format!("{}: {e}", ingest_dir.display())))?;
         let mut q = Queue::open(&o.redis_url, &o.prefix)?;
         q.redis.backoff.give_up_after = o.give_up_after;
+        q.redis.stop_on(stop);
         q.ensure_group()?;
         // Open-ended: a long cosine horizon, the schedule barely decays in a session.
         let mut t = Trainer::new(&o.settings, o.device, 1_000_000, false, warn).map_err(other)?;
@@ -221,6 +210,7 @@ impl<'a> Worker<'a> {
             o,
             q,
             last_publish_step: t.step,
+            published_step: None,
             t,
             ledger,
             summary,
@@ -232,6 +222,44 @@ impl<'a> Worker<'a> {
             reconnects_seen,
             started: now_s(),
         })
+    }
+
+    /// The main loop: publish the current model (workers need one to start), then ingest and
+    /// train until stopped or a limit is reached.
+    fn work(&mut self, stop: &AtomicBool) -> Result<(), DistError> {
+        let o = self.o;
+        self.publish()?;
+        loop {
+            let t = &self.t;
+            if stop.load(Ordering::Relaxed)
+                || o.max_steps.is_some_and(|m| t.step >= m)
+                || o.max_games.is_some_and(|m| t.games >= m)
+            {
+                return Ok(());
+            }
+            self.heartbeat()?;
+            let entries = self.next_entries()?;
+            if o.exit_when_drained
+                && entries.is_empty()
+                && self.own_pending_done
+                && self.claimed_once
+                && (self.owed < 1.0 || self.t.replay.len() < o.min_positions)
+            {
+                // Drained means nobody holds unacknowledged entries either (a dead consumer's
+                // are reclaimed once they have been idle for claim_idle).
+                if self.q.pending_count()? == 0 {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            let ti = Instant::now();
+            let new_positions = ingest(self, &entries)?;
+            self.summary.ingest_seconds += ti.elapsed().as_secs_f64();
+            let s = &o.settings;
+            self.owed += new_positions as f64 * s.sample_reuse / s.batch_size.max(1) as f64;
+            self.train_owed(stop)?;
+        }
     }
 
     fn heartbeat(&mut self) -> Result<(), DistError> {
@@ -332,6 +360,7 @@ impl<'a> Worker<'a> {
         publish_model_files(o.dir(), &format!("model-v{v:06}"), &onnx).map_err(other)?;
         prune_models(o.dir(), "model-v", o.keep_models);
         self.summary.published.push(v);
+        self.published_step = Some(self.t.step);
         eprintln!(
             "train-worker: published model v{v} at step {} ({} games ingested)",
             self.t.step, self.t.games

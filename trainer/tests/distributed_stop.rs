@@ -19,7 +19,7 @@
 mod support;
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -81,6 +81,33 @@ fn selfplay_worker_args(dir: &Path, url: &str) -> Vec<String> {
     args
 }
 
+/// A train worker and a self-play worker on `url`, their logs and run folders under `tmp`.
+struct Workers {
+    train: Child,
+    worker: Child,
+    train_log: PathBuf,
+    worker_log: PathBuf,
+    /// The train worker's run folder and its command line (to restart it).
+    tdir: PathBuf,
+    train_args: Vec<String>,
+}
+
+impl Workers {
+    fn start(url: &str, tmp: &Path) -> Workers {
+        let (train_log, worker_log) = (tmp.join("train.log"), tmp.join("w1.log"));
+        let tdir = tmp.join("train");
+        let train_args = train_worker_args(&tdir, url);
+        Workers {
+            train: spawn(&train_log, &train_args),
+            worker: spawn(&worker_log, &selfplay_worker_args(&tmp.join("w1"), url)),
+            train_log,
+            worker_log,
+            tdir,
+            train_args,
+        }
+    }
+}
+
 fn term(child: &Child) {
     // SAFETY: kill(2) on the child's pid, which has not been waited for yet.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
@@ -133,15 +160,9 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
     let url = server.url.clone();
     let mut con = server.con();
     let tmp = tempfile::tempdir().unwrap();
-    let (train_log, worker_log) = (tmp.path().join("train.log"), tmp.path().join("w1.log"));
-    let logs = [train_log.as_path(), worker_log.as_path()];
-    let tdir = tmp.path().join("train");
     let mut q = Queue::open(&url, "fz").unwrap();
-
-    let train_args = train_worker_args(&tdir, &url);
-    let worker_args = selfplay_worker_args(&tmp.path().join("w1"), &url);
-    let mut train = spawn(&train_log, &train_args);
-    let mut worker = spawn(&worker_log, &worker_args);
+    let mut w = Workers::start(&url, tmp.path());
+    let logs = [w.train_log.as_path(), w.worker_log.as_path()];
 
     // The train worker has trained on pushed games (its heartbeat counts steps) and the
     // self-play worker has just finished a batch, so the signal lands inside the next one.
@@ -153,9 +174,9 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
         games_pushed(&mut q) > before
     });
     let at_signal = games_pushed(&mut q);
-    term(&worker);
-    let status = wait_exit(&mut worker, 120);
-    let text = std::fs::read_to_string(&worker_log).unwrap();
+    term(&w.worker);
+    let status = wait_exit(&mut w.worker, 120);
+    let text = std::fs::read_to_string(&w.worker_log).unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
     let pushed = games_pushed(&mut q);
     assert!(
@@ -170,11 +191,11 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
     // The train worker: its steps since the start are only in memory until the signal.
     let steps = heartbeat_field(&mut con, "t0", "steps").unwrap();
     assert_eq!(q.latest_model_version().unwrap(), Some(1));
-    term(&train);
-    let status = wait_exit(&mut train, 120);
-    let text = std::fs::read_to_string(&train_log).unwrap();
+    term(&w.train);
+    let status = wait_exit(&mut w.train, 120);
+    let text = std::fs::read_to_string(&w.train_log).unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
-    let (_, saved) = trainer::checkpoint::latest_valid(&tdir, |_| {}).expect("a checkpoint");
+    let (_, saved) = trainer::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
     assert!(saved.step >= steps && saved.step > 0, "{text}");
     let model = q.fetch_latest_model().unwrap().expect("a model");
     assert_eq!((model.version, model.step), (2, saved.step), "{text}");
@@ -225,15 +246,8 @@ fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
     let url = server.url.clone();
     let mut con = server.con();
     let tmp = tempfile::tempdir().unwrap();
-    let (train_log, worker_log) = (tmp.path().join("train.log"), tmp.path().join("w1.log"));
-    let logs = [train_log.as_path(), worker_log.as_path()];
-    let tdir = tmp.path().join("train");
-    let train_args = train_worker_args(&tdir, &url);
-    let mut train = spawn(&train_log, &train_args);
-    let mut worker = spawn(
-        &worker_log,
-        &selfplay_worker_args(&tmp.path().join("w1"), &url),
-    );
+    let mut w = Workers::start(&url, tmp.path());
+    let logs = [w.train_log.as_path(), w.worker_log.as_path()];
     wait_until("trained steps", 120, &logs, || {
         heartbeat_field(&mut con, "t0", "steps").is_some_and(|s| s > 0)
     });
@@ -244,13 +258,13 @@ fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
     // worker at its next push) and wait in the backoff, which gives up only after 600 s.
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
-    term(&train);
-    term(&worker);
-    let train_status = wait_exit(&mut train, 60);
-    let worker_status = wait_exit(&mut worker, 60);
+    term(&w.train);
+    term(&w.worker);
+    let train_status = wait_exit(&mut w.train, 60);
+    let worker_status = wait_exit(&mut w.worker, 60);
     let took = t.elapsed();
-    let train_text = std::fs::read_to_string(&train_log).unwrap();
-    let worker_text = std::fs::read_to_string(&worker_log).unwrap();
+    let train_text = std::fs::read_to_string(&w.train_log).unwrap();
+    let worker_text = std::fs::read_to_string(&w.worker_log).unwrap();
     assert_eq!(
         train_status.and_then(|s| s.code()),
         Some(143),
@@ -266,7 +280,7 @@ fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
             && worker_text.contains("played and not pushed"),
         "{worker_text}"
     );
-    let (_, saved) = trainer::checkpoint::latest_valid(&tdir, |_| {}).expect("a checkpoint");
+    let (_, saved) = trainer::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
     assert!(saved.step >= steps, "{train_text}");
     assert!(
         train_text.contains(&format!("step {} is checkpointed", saved.step))
@@ -276,7 +290,7 @@ fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
 
     // Redis back (its AOF kept model v1): a restarted train worker publishes that step first.
     server.start();
-    let mut again = train_args.clone();
+    let mut again = w.train_args.clone();
     again.extend(["--max-steps".to_string(), saved.step.to_string()]);
     let restart_log = tmp.path().join("train2.log");
     let mut restarted = spawn(&restart_log, &again);

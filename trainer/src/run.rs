@@ -80,6 +80,8 @@ struct SelfPlayed {
 /// What an epoch's training measured.
 struct Trained {
     policy_loss: f64,
+    /// The mean entropy of the policy targets trained on: `policy_loss` less it is the KL.
+    policy_target_entropy: f64,
     value_loss: f64,
     /// The auxiliary opponent-reply loss (`aux_policy_weight` > 0).
     opponent_policy_loss: Option<f64>,
@@ -350,11 +352,13 @@ impl Run<'_> {
         let mut pb = Progress::new("train", steps);
         let t0 = Instant::now();
         let (mut sum_p, mut sum_v, mut sum_aux, mut count, mut lr) = (0.0, 0.0, 0.0, 0u64, 0.0);
+        let mut sum_h = 0.0;
         for k in 0..steps {
             let Some(l) = self.t.train_step(warn)? else {
                 break;
             };
             sum_p += l.policy;
+            sum_h += l.policy_target_entropy;
             sum_v += l.value;
             sum_aux += l.opponent_policy.unwrap_or(0.0);
             count += 1;
@@ -377,6 +381,7 @@ impl Run<'_> {
         let n = count.max(1) as f64;
         let trained = Trained {
             policy_loss: sum_p / n,
+            policy_target_entropy: sum_h / n,
             value_loss: sum_v / n,
             opponent_policy_loss: (s.aux_policy_weight > 0.0).then_some(sum_aux / n),
             samples_per_s: (count as usize * s.batch_size) as f64 / seconds,
@@ -464,6 +469,7 @@ impl Run<'_> {
         let positions_per_s = played.positions as f64 / played.seconds;
         let mut line = json!({"epoch": epoch, "step": step, "games": games, "positions": played.positions,
                "window": window, "policy_loss": mp, "value_loss": mv, "lr": trained.lr,
+               "policy_target_entropy": trained.policy_target_entropy,
                "five_prior": five_prior,
                "selfplay_positions_per_s": positions_per_s,
                "train_samples_per_s": trained.samples_per_s, "device": device,
@@ -490,12 +496,13 @@ impl Run<'_> {
             warn(format!("{e:#}"));
         }
         eprintln!(
-            "epoch {epoch}/{}: games {games} (+{}), positions {} (window {window}), policy {mp:.4}, value {mv:.4}{aux}, \
+            "epoch {epoch}/{}: games {games} (+{}), positions {} (window {window}), policy {mp:.4} (targets' entropy {:.4}), value {mv:.4}{aux}, \
              prior on own fives {:.3} (top move in {:.0}% of {}), \
              self-play {positions_per_s:.0} pos/s, train {:.0} samples/s, step {step}, lr {:.2e}, device {device}",
             s.epochs,
             s.selfplay_games,
             played.positions,
+            trained.policy_target_entropy,
             five_prior.mean_prior,
             100.0 * five_prior.top_share,
             five_prior.positions,

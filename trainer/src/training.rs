@@ -107,10 +107,21 @@ pub fn losses(net: &Net, b: &Batch) -> Losses {
     }
 }
 
+/// The entropy (nats) of one policy target, a distribution over the board.
+fn entropy(p: &[f32]) -> f64 {
+    -p.iter()
+        .filter(|&&x| x > 0.0)
+        .map(|&x| x as f64 * (x as f64).ln())
+        .sum::<f64>()
+}
+
 /// What one training step measured.
 #[derive(Clone, Copy, Debug)]
 pub struct StepLosses {
     pub policy: f64,
+    /// The entropy of the batch's policy targets: the least the policy cross-entropy can be,
+    /// so `policy - policy_target_entropy` is how far the network is from its targets (the KL).
+    pub policy_target_entropy: f64,
     pub value: f64,
     /// The auxiliary opponent-reply loss, when the net has that head.
     pub opponent_policy: Option<f64>,
@@ -343,6 +354,8 @@ impl Trainer {
         if samples.is_empty() {
             return Ok(None);
         }
+        let policy_target_entropy =
+            samples.iter().map(|x| entropy(&x.policy)).sum::<f64>() / samples.len() as f64;
         let batch = batch_tensors(&samples, self.board_size, self.device);
         let l = losses(&self.net, &batch);
         let mut loss = &l.policy + &l.value;
@@ -365,6 +378,7 @@ impl Trainer {
         }
         Ok(Some(StepLosses {
             policy,
+            policy_target_entropy,
             value,
             opponent_policy,
             lr,
@@ -604,5 +618,17 @@ pub fn prune_models(dir: &Path, prefix: &str, keep: usize) {
     let excess = files.len().saturating_sub(keep.max(1));
     for (_, p) in &files[..excess] {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entropy_of_policy_targets() {
+        assert_eq!(entropy(&[0.0, 1.0, 0.0]), 0.0);
+        assert!((entropy(&[0.25; 4]) - 4f64.ln()).abs() < 1e-9);
+        assert!((entropy(&[0.5, 0.5, 0.0]) - 2f64.ln()).abs() < 1e-9);
     }
 }

@@ -98,6 +98,16 @@ fn trains_checkpoints_exports_and_resumes() {
     ] {
         assert!(metrics.contains(kind), "{kind} missing from metrics");
     }
+    // The targets' entropy is the floor of the policy cross-entropy on the same batches (the
+    // difference is the KL to the targets); a target that is not a distribution breaks it.
+    for line in metrics.lines().filter(|l| l.contains("\"kind\":\"epoch\"")) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (h, p) = (
+            v["policy_target_entropy"].as_f64().unwrap(),
+            v["policy_loss"].as_f64().unwrap(),
+        );
+        assert!(h > 0.0 && h <= p + 1e-4, "entropy {h}, loss {p}: {line}");
+    }
     let selfplay_line = metrics
         .lines()
         .find(|l| l.contains("\"kind\":\"selfplay\""))

@@ -165,7 +165,6 @@ pub fn run(o: &TrainWorkerOptions, stop: &'static AtomicBool) -> Result<TrainSum
         r => r?,
     }
     if w.t.step > w.last_publish_step {
-        w.last_publish_step = w.t.step;
         match w.publish() {
             Err(DistError::Stopped { last }) => w.summary.stopped_unanswered = Some(last),
             r => r?,

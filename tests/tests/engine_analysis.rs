@@ -563,3 +563,42 @@ fn info_max_node_limits_the_visits() {
     assert!(parse_move(&b.reply(QUICK)).is_some());
     assert!(visits(&b) > 500, "{}", visits(&b));
 }
+
+/// `--c-puct` and `--fpu-reduction` reach the search: at fixed visits (one thread, so the same
+/// tree every run) other constants spread the root's visits differently. A value that is not a
+/// finite number >= 0 is refused before the engine starts, naming the value.
+#[test]
+fn search_constants_from_the_command_line() {
+    let request = r#"{"moves":[[7,7],[8,8],[8,7]],"visits":400,"nbest":50,"difficulty":"easy"}"#;
+    let visits = |args: &[&str]| -> Vec<u32> {
+        let mut b = Brain::spawn(&bin("pbrain-fivezero"), &[args, &["analyse"]].concat());
+        let Response::Reply(r) = ask(&mut b, request) else {
+            panic!("an error for {args:?}")
+        };
+        r.candidates.iter().map(|c| c.visits).collect()
+    };
+    let default = visits(&[]);
+    assert_eq!(
+        visits(&[]),
+        default,
+        "one thread, fixed visits: reproducible"
+    );
+    for changed in [["--c-puct", "5"], ["--fpu-reduction", "2"]] {
+        assert_ne!(visits(&changed), default, "{changed:?}");
+    }
+    for bad in [
+        "--c-puct=-1",
+        "--c-puct=nan",
+        "--fpu-reduction=inf",
+        "--c-puct=x",
+    ] {
+        let out = Command::new(bin("pbrain-fivezero"))
+            .arg(bad)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("is not a finite number >= 0"), "{bad}: {err}");
+    }
+}

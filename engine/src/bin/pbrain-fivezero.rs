@@ -57,6 +57,22 @@ struct Cli {
     /// of the search tree's share of the memory limit.
     #[arg(long, default_value_t = engine::brain::DEFAULT_EVAL_CACHE_ENTRIES)]
     eval_cache: usize,
+    /// The search's exploration constant (PUCT's c_init): higher spreads the visits wider over
+    /// the network's candidates, lower follows its best ones deeper. For tuning matches.
+    #[arg(long, default_value_t = engine::mcts::MctsConfig::default().c_puct_init, value_parser = non_negative)]
+    c_puct: f32,
+    /// First-play urgency: an unvisited move below the root counts as its parent's value minus
+    /// this times the square root of the prior already visited. For tuning matches.
+    #[arg(long, default_value_t = engine::mcts::MctsConfig::default().fpu_reduction, value_parser = non_negative)]
+    fpu_reduction: f32,
+}
+
+/// A finite number >= 0 (a search constant).
+fn non_negative(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite number >= 0")),
+    }
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -438,6 +454,8 @@ fn main() {
         model: cli.model,
         device: cli.device,
         eval_cache_entries: cli.eval_cache,
+        c_puct: cli.c_puct,
+        fpu_reduction: cli.fpu_reduction,
     });
     if analyse {
         // stdout carries only JSON replies; the engine's messages go to stderr.

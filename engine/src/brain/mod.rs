@@ -115,6 +115,10 @@ pub struct EngineConfig {
     /// Positions whose network answers are remembered (`eval::cache`; 0 = none). Their memory
     /// comes out of the tree's share of `max_memory_bytes`.
     pub eval_cache_entries: usize,
+    /// The MCTS exploration constant `c_init` (`MctsConfig::c_puct_init`).
+    pub c_puct: f32,
+    /// The MCTS first-play urgency below the root (`MctsConfig::fpu_reduction`).
+    pub fpu_reduction: f32,
 }
 
 impl Default for EngineConfig {
@@ -127,6 +131,8 @@ impl Default for EngineConfig {
             model: ModelSource::Classical,
             device: Device::Cpu,
             eval_cache_entries: DEFAULT_EVAL_CACHE_ENTRIES,
+            c_puct: MctsConfig::default().c_puct_init,
+            fpu_reduction: MctsConfig::default().fpu_reduction,
         }
     }
 }
@@ -660,6 +666,8 @@ impl Engine {
                     )
                     .saturating_sub(cache_bytes)
                     .max(8 << 20),
+                    c_puct_init: self.config.c_puct,
+                    fpu_reduction: self.config.fpu_reduction,
                     ..MctsConfig::default()
                 },
                 evaluator.clone(),

@@ -57,8 +57,8 @@ struct Cli {
     /// of the search tree's share of the memory limit.
     #[arg(long, default_value_t = engine::brain::DEFAULT_EVAL_CACHE_ENTRIES)]
     eval_cache: usize,
-    /// The search's exploration constant (PUCT's c_init): higher spreads the visits wider over
-    /// the network's candidates, lower follows its best ones deeper. For tuning matches.
+    /// The search's exploration constant (PUCT's c_init): the weight of the network's priors
+    /// against the values searched so far when visits are handed out. For tuning matches.
     #[arg(long, default_value_t = engine::mcts::MctsConfig::default().c_puct_init, value_parser = non_negative)]
     c_puct: f32,
     /// First-play urgency: an unvisited move below the root counts as its parent's value minus

@@ -416,8 +416,8 @@ fn int8_export_runs_close_to_the_fp32_reference() {
     );
 }
 
-/// The embedded defaults: every rule they claim goes to its own network (the values differ), a
-/// game none claims is refused, and the networks share one cache, so the memory the engine sets
+/// The embedded defaults: every rule they claim goes to its own network (the values differ),
+/// freestyle 20x20 to its own file rather than the 15x15 default, a game none claims is refused, and the networks share one cache, so the memory the engine sets
 /// aside for one cache holds when a session plays several rules.
 #[test]
 fn embedded_defaults_play_their_rules_through_one_cache() {
@@ -429,7 +429,8 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     let (set, plays) =
         engine::eval::slot::load_embedded(config).expect("the embedded defaults load");
     for rule in [
-        "freestyle on 15x15, 20x20",
+        "freestyle on 15x15;",
+        "freestyle on 20x20",
         "standard on 15x15, 20x20",
         "renju on 15x15, 20x20",
         "caro on 15x15, 20x20",
@@ -464,5 +465,21 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju, Rule::Caro] {
         assert!(set.refuses(&position(rule, 20)).is_none(), "{rule} 20x20");
     }
+    // Freestyle 20x20 goes to its own file (the previous default), not to default.onnx, which
+    // claims 15x15 only: the set's value is that file's, exactly.
+    let empty_20 = Board::new(20, 20, Rule::Freestyle).unwrap();
+    let value_of = |bytes: &[u8]| {
+        let ev = OnnxEvaluator::from_bytes(bytes, OnnxEvaluatorConfig::default()).unwrap();
+        let mut out = Vec::new();
+        ev.evaluate(&[&empty_20], &mut out);
+        out[0].value
+    };
+    let models = engine::eval::embedded::DEFAULT_MODELS;
+    let (file, bytes) = models[models.len() - 1];
+    assert_eq!(file, "models/default-freestyle-20x20.onnx");
+    let mut out = Vec::new();
+    set.evaluate(&[&empty_20], &mut out);
+    assert_eq!(out[0].value, value_of(bytes));
+    assert_ne!(out[0].value, value_of(models[0].1), "not default.onnx's");
     assert!(set.refuses(&position(Rule::Freestyle, 19)).is_some());
 }

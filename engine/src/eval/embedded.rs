@@ -22,4 +22,10 @@ pub const DEFAULT_MODELS: &[(&str, &[u8])] = &[
         "models/default-caro.onnx",
         include_bytes!("../../../models/default-caro.onnx"),
     ),
+    // Freestyle on 20x20: the previous freestyle default (epoch 312), measured there; the
+    // newer one in default.onnx claims 15x15 only until it is measured on 20x20.
+    (
+        "models/default-freestyle-20x20.onnx",
+        include_bytes!("../../../models/default-freestyle-20x20.onnx"),
+    ),
 ];

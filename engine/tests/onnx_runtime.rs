@@ -417,8 +417,9 @@ fn int8_export_runs_close_to_the_fp32_reference() {
 }
 
 /// The embedded defaults: every rule they claim goes to its own network (the values differ),
-/// freestyle 20x20 to its own file rather than the 15x15 default, a game none claims is refused, and the networks share one cache, so the memory the engine sets
-/// aside for one cache holds when a session plays several rules.
+/// freestyle 20x20 to its own file rather than the 15x15 default, a game none claims is
+/// refused, and the networks share one cache, so the memory the engine sets aside for one cache
+/// holds when a session plays several rules.
 #[test]
 fn embedded_defaults_play_their_rules_through_one_cache() {
     runtime();

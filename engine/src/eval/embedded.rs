@@ -23,7 +23,8 @@ pub const DEFAULT_MODELS: &[(&str, &[u8])] = &[
         include_bytes!("../../../models/default-caro.onnx"),
     ),
     // Freestyle on 20x20: the previous freestyle default (epoch 312), measured there; the
-    // newer one in default.onnx claims 15x15 only until it is measured on 20x20.
+    // newer one in default.onnx is only level with it on 20x20 (models/README.md), so it
+    // claims 15x15.
     (
         "models/default-freestyle-20x20.onnx",
         include_bytes!("../../../models/default-freestyle-20x20.onnx"),

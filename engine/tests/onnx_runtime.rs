@@ -18,6 +18,13 @@ fn runtime() {
     }
 }
 
+/// The value `evaluator` gives `board`, evaluated alone.
+fn value_on(evaluator: &dyn Evaluator, board: &Board) -> f32 {
+    let mut out = Vec::new();
+    evaluator.evaluate(&[board], &mut out);
+    out[0].value
+}
+
 /// Deterministic pseudo-positions: sparse stones on planes 0/1, ones on plane 5, one rule plane.
 fn planes(n: usize, h: usize, w: usize, seed: u64) -> Vec<f32> {
     let hw = h * w;
@@ -449,10 +456,13 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     for rule in [Rule::Freestyle, Rule::Standard, Rule::Renju, Rule::Caro] {
         let b = position(rule, 15);
         assert!(set.refuses(&b).is_none(), "{rule}");
-        let mut out = Vec::new();
-        set.evaluate(&[&b], &mut out);
-        set.evaluate(&[&b], &mut out);
-        values.push(out[0].value);
+        let value = value_on(&*set, &b);
+        assert_eq!(
+            value_on(&*set, &b),
+            value,
+            "{rule}: the cache hit gives the miss's value"
+        );
+        values.push(value);
     }
     assert_eq!(
         set.cache_stats(),
@@ -469,18 +479,15 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     // Freestyle 20x20 goes to its own file (the previous default), not to default.onnx, which
     // claims 15x15 only: the set's value is that file's, exactly.
     let empty_20 = Board::new(20, 20, Rule::Freestyle).unwrap();
-    let value_of = |bytes: &[u8]| {
-        let ev = OnnxEvaluator::from_bytes(bytes, OnnxEvaluatorConfig::default()).unwrap();
-        let mut out = Vec::new();
-        ev.evaluate(&[&empty_20], &mut out);
-        out[0].value
+    let file_value = |bytes: &[u8]| {
+        let file = OnnxEvaluator::from_bytes(bytes, OnnxEvaluatorConfig::default()).unwrap();
+        value_on(&file, &empty_20)
     };
     let models = engine::eval::embedded::DEFAULT_MODELS;
     let (file, bytes) = models[models.len() - 1];
     assert_eq!(file, "models/default-freestyle-20x20.onnx");
-    let mut out = Vec::new();
-    set.evaluate(&[&empty_20], &mut out);
-    assert_eq!(out[0].value, value_of(bytes));
-    assert_ne!(out[0].value, value_of(models[0].1), "not default.onnx's");
+    let set_value = value_on(&*set, &empty_20);
+    assert_eq!(set_value, file_value(bytes));
+    assert_ne!(set_value, file_value(models[0].1), "not default.onnx's");
     assert!(set.refuses(&position(Rule::Freestyle, 19)).is_some());
 }

@@ -768,7 +768,8 @@ mod tests {
                 "default-15x15-renju",
                 "default-15x15-standard",
                 "default-15x15-tactics",
-                "default-20x20-low-lr"
+                "default-20x20-low-lr",
+                "default-20x20-tactics"
             ],
             "the runs-saved folders with a \"To continue it:\" command"
         );

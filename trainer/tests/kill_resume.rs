@@ -16,16 +16,10 @@ use std::time::{Duration, Instant};
 use trainer::checkpoint;
 use trainer::replay::Replay;
 
+mod common;
+use common::ONE_CPU_THREAD;
+
 const EPOCHS: u64 = 12;
-/// The trainer on the CPU, one torch thread, one self-play worker.
-const ONE_CPU_THREAD: [&str; 6] = [
-    "--device",
-    "cpu",
-    "--threads",
-    "1",
-    "--parallel-workers",
-    "1",
-];
 
 fn trainer(dir: &Path) -> (Child, Arc<Mutex<Vec<String>>>) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_trainer"));

@@ -9,6 +9,9 @@ use engine::net::Preset;
 use trainer::config::Settings;
 use trainer::device::DeviceArg;
 
+mod common;
+use common::ONE_CPU_THREAD;
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
@@ -87,14 +90,8 @@ fn a_run_folder_from_commit_600a981_resumes() {
     let trainer = env!("CARGO_BIN_EXE_trainer");
     let run = |extra: &[&str]| {
         Command::new(trainer)
-            .args([
-                "--model-preset",
-                "tiny",
-                "--device",
-                "cpu",
-                "--threads",
-                "1",
-            ])
+            .args(["--model-preset", "tiny"])
+            .args(ONE_CPU_THREAD)
             .args(["--checkpoint-dir"])
             .arg(&dir)
             .args(extra)

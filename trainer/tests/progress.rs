@@ -7,17 +7,13 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+mod common;
+use common::ONE_CPU_THREAD;
+
 fn trainer(args: &[&str], dir: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));
     c.args(args)
-        .args([
-            "--device",
-            "cpu",
-            "--threads",
-            "1",
-            "--parallel-workers",
-            "1",
-        ])
+        .args(ONE_CPU_THREAD)
         .args([
             "--eval-frequency",
             "0",

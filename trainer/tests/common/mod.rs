@@ -1,0 +1,13 @@
+//! What several trainer test binaries share (a folder, so cargo does not build it as a test of
+//! its own): the arguments that keep the real `trainer` binary on one CPU thread.
+
+/// The trainer on the CPU, one torch thread, one self-play worker: tests run beside each other
+/// on small CI machines, and one thread keeps a run's work the same on any of them.
+pub const ONE_CPU_THREAD: [&str; 6] = [
+    "--device",
+    "cpu",
+    "--threads",
+    "1",
+    "--parallel-workers",
+    "1",
+];

@@ -2,7 +2,7 @@
 //! its own): the arguments that keep the real `trainer` binary on one CPU thread.
 
 /// The trainer on the CPU, one torch thread, one self-play worker: tests run beside each other
-/// on small CI machines, and one thread keeps a run's work the same on any of them.
+/// on small CI machines, and one thread each keeps them from crowding one another out.
 pub const ONE_CPU_THREAD: [&str; 6] = [
     "--device",
     "cpu",

@@ -31,9 +31,15 @@ run: third_party/.runtime-ok
 
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries),
 ## and the engine built without ONNX Runtime (search code must not need the inference runtime)
+## A test that cannot run here (tests/src/skip.rs) is listed at the end as skipped, not passed.
+SKIP_LOG := target/test-skips.log
 test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-ok
+	@rm -f $(SKIP_LOG)
 	$(CARGO) test --release --workspace
 	$(CARGO) check -p engine --no-default-features --lib --bins
+	@if [ -s $(SKIP_LOG) ]; then \
+	  echo "Skipped (not run here): $$(wc -l < $(SKIP_LOG))"; sed 's/^/  /' $(SKIP_LOG); \
+	else echo "Skipped (not run here): 0"; fi
 
 ## bench: criterion benches and the engine's bench signature
 bench: build
@@ -95,7 +101,7 @@ train-default: build
 ## quantized and written to models/default.onnx as above. On a GPU: ARGS="--device cuda
 ## --parallel-workers 15". The shipped model's first 34 epochs of it took ARGS="--lr 0.0004".
 ## The shipped model's third stage is this profile going on to epoch 312 on a 2-core CPU:
-## ARGS="--stop-after-epoch 312 --parallel-workers 2 --threads 2" (runs-saved/freestyle-stage3/).
+## ARGS="--stop-after-epoch 312 --parallel-workers 2 --threads 2" (models/runs/freestyle-stage3/).
 train-default-finetune: build
 	$(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-finetune \
 	  --checkpoint-dir $(DEFAULT_RUN) --resume auto $(ARGS)
@@ -107,7 +113,7 @@ train-default-finetune: build
 ## Gumbel self-play on the rule, resumed from the newest checkpoint, then the newest model is
 ## quantized and written to models/default-RULE.onnx claiming RULE on 15x15. On a GPU:
 ## ARGS="--device cuda --parallel-workers 8".
-RULE_FROM ?= runs-saved/default-15x15/ckpt-000197.bin
+RULE_FROM ?= models/runs/default-15x15/ckpt-000197.bin
 train-default-standard train-default-renju train-default-caro: train-default-%: build
 	@if ! ls runs/default-15x15-$*/ckpt-*.bin >/dev/null 2>&1; then \
 	  $(RELEASE_DIR)/trainer --config trainer/presets.toml --profile default-15x15-$* \

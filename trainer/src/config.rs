@@ -697,7 +697,7 @@ mod tests {
         }
     }
 
-    /// Every "To continue it:" command of `runs-saved/*/README.md` trains at least one epoch: the
+    /// Every "To continue it:" command of `models/runs/*/README.md` trains at least one epoch: the
     /// checkpoint it copies is before the epoch its profile (with the command's own
     /// `--stop-after-epoch`, if any) stops after. Such a command that trains nothing then ships
     /// nothing, or an old model, and reads as if it worked.
@@ -706,7 +706,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let presets = root.join("trainer/presets.toml");
         let mut checked = Vec::new();
-        for entry in std::fs::read_dir(root.join("runs-saved")).unwrap() {
+        for entry in std::fs::read_dir(root.join("models/runs")).unwrap() {
             let readme = entry.unwrap().path().join("README.md");
             let Ok(text) = std::fs::read_to_string(&readme) else {
                 continue;
@@ -771,7 +771,7 @@ mod tests {
                 "default-20x20-low-lr",
                 "default-20x20-tactics"
             ],
-            "the runs-saved folders with a \"To continue it:\" command"
+            "the models/runs folders with a \"To continue it:\" command"
         );
     }
 

@@ -144,7 +144,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         );
     }
     if t.epoch >= s.last_epoch() {
-        // A checkpoint copied from runs-saved/ sits at its profile's own stop: say how to go on.
+        // A checkpoint copied from models/runs/ sits at its profile's own stop: say how to go on.
         eprintln!(
             "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train \
              (a later --stop-after-epoch, up to the schedule's epochs = {}, trains on)",

@@ -546,7 +546,7 @@ fn onnx_of(
 
 /// `trainer export`: the ONNX file of the checkpoint at `path` (its own preset), exactly as its
 /// run's epoch export would have been, claiming `rule` on `board_size`. For a checkpoint whose
-/// run folder no longer holds its export (the kept checkpoints of `runs-saved/`). A checkpoint
+/// run folder no longer holds its export (the kept checkpoints of `models/runs/`). A checkpoint
 /// that records another rule or board size is refused, so the file never claims what its network
 /// was not trained for; what a checkpoint does not record (a version 1 checkpoint records
 /// neither) is taken on trust, and `warn` is told so.

@@ -62,7 +62,7 @@ enum Command {
         #[arg(required = true)]
         runs: Vec<PathBuf>,
         #[command(flatten)]
-        options: trainer::equal_time::Options,
+        options: trainer::matches::equal_time::Options,
     },
     /// Starts the run folder --checkpoint-dir, for --rule, from a checkpoint trained on another
     /// rule: the network's weights on the old rule's input plane are copied onto the new one's,
@@ -92,7 +92,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    trainer::device::load_cuda_early();
+    trainer::support::device::load_cuda_early();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -132,19 +132,19 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
     match command {
         Some(Command::Distributed(cmd)) => {
             if cmd.produces_work() {
-                trainer::stop::install()?;
+                trainer::support::stop::install()?;
             }
             trainer::distributed::cli::run(cmd, &r.settings)?;
             return Ok(stopped_or_success());
         }
         Some(Command::Bootstrap { games, visits }) => {
-            trainer::stop::install()?;
+            trainer::support::stop::install()?;
             trainer::run::set_threads(&r.settings);
-            trainer::bootstrap::run(&r.settings, games, visits)?;
+            trainer::selfplay::bootstrap::run(&r.settings, games, visits)?;
             return Ok(stopped_or_success());
         }
         Some(Command::Curve { out, runs }) => {
-            for c in trainer::curve::draw_runs(&runs, &out)? {
+            for c in trainer::matches::curve::draw_runs(&runs, &out)? {
                 let last = c.points.last().map_or("no finite Elo".to_string(), |p| {
                     format!(
                         "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours, {} games",
@@ -164,15 +164,19 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
         }
         Some(Command::EqualTime { runs, options }) => {
             for run in &runs {
-                trainer::equal_time::run(run, &options)?;
+                trainer::matches::equal_time::run(run, &options)?;
             }
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::TransferRule { from, from_rule }) => {
             let s = &r.settings;
-            let path =
-                trainer::checkpoint::transfer_rule(&from, from_rule, s.rule, &s.checkpoint_dir)
-                    .map_err(anyhow::Error::msg)?;
+            let path = trainer::network::checkpoint::transfer_rule(
+                &from,
+                from_rule,
+                s.rule,
+                &s.checkpoint_dir,
+            )
+            .map_err(anyhow::Error::msg)?;
             eprintln!(
                 "transfer-rule: {} ({from_rule}) -> {} ({}); train there with --rule {} --resume auto",
                 from.display(),
@@ -190,7 +194,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
                 s.board_size,
                 &mut |m| eprintln!("export: warning: {m}"),
             )?;
-            trainer::store::write_atomic(&out, &bytes)
+            trainer::support::store::write_atomic(&out, &bytes)
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
                 "export: {} -> {} ({} bytes, claims {} on {}x{})",
@@ -205,7 +209,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
         }
         None => {}
     }
-    trainer::stop::install()?;
+    trainer::support::stop::install()?;
     let sum = trainer::run::run(&r.settings)?;
     if let Some(signal) = sum.stopped_by {
         // Saved, but short of its last epoch: a script must not go on as if it had finished.
@@ -221,7 +225,7 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
 /// 128 + the signal's number when a stop signal ended the command (its work saved, but short of
 /// what was asked: a script must not go on as if it had finished), success otherwise.
 fn stopped_or_success() -> ExitCode {
-    match trainer::stop::requested() {
+    match trainer::support::stop::requested() {
         Some(signal) => ExitCode::from(128 + signal as u8),
         None => ExitCode::SUCCESS,
     }

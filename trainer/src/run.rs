@@ -24,14 +24,16 @@ use engine::game::Pos;
 use engine::openings::OpeningFormat;
 use serde_json::json;
 
-use crate::arena::{MatchConfig, MatchResult, openings_from_file};
 use crate::config::Settings;
-use crate::device::{describe, resolve};
-use crate::metrics::Metrics;
-use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
-use crate::probe::{FivePositions, FivePrior};
-use crate::progress::{self, EpochShape, Progress};
+use crate::matches::arena::{MatchConfig, MatchResult, openings_from_file};
+use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
+use crate::selfplay::estimate::{EpochShape, warn_if_slow};
+use crate::selfplay::status::expected_plies;
 use crate::selfplay::{self, SelfPlayConfig};
+use crate::support::device::{describe, resolve};
+use crate::support::metrics::Metrics;
+use crate::support::progress::{self, Progress};
+use crate::training::probe::{FivePositions, FivePrior};
 use crate::training::{Trainer, prune_models};
 
 /// What a finished run reports (tests read it).
@@ -175,10 +177,10 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     match &onnx_player {
         Some(o) => {
             let loaded = o.evaluator(&t.onnx()?)?;
-            progress::warn_if_slow(&loaded, &shape);
+            warn_if_slow(&loaded, &shape);
             onnx_loaded = Some(loaded);
         }
-        None => progress::warn_if_slow(&player, &shape),
+        None => warn_if_slow(&player, &shape),
     }
     let summary = RunSummary {
         resumed_from,
@@ -200,7 +202,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         run.warm_start()?;
     }
     for epoch in run.t.epoch + 1..=s.last_epoch() {
-        if let Some(signal) = crate::stop::requested() {
+        if let Some(signal) = crate::support::stop::requested() {
             run.stopped(signal)?;
             break;
         }
@@ -252,7 +254,7 @@ impl Run<'_> {
 
     /// A stop signal came before the run's last epoch: the epochs trained are saved; say so.
     fn stopped(&mut self, signal: i32) -> anyhow::Result<()> {
-        let (epoch, name) = (self.t.epoch, crate::stop::name(signal));
+        let (epoch, name) = (self.t.epoch, crate::support::stop::name(signal));
         self.metrics.log(
             "stopped",
             json!({"signal": name, "epoch": epoch, "step": self.t.step}),
@@ -309,7 +311,7 @@ impl Run<'_> {
             ..self.selfplay.clone()
         };
         let mut pb = Progress::new("self-play", s.selfplay_games as u64);
-        let plies = progress::expected_plies(s.board_size);
+        let plies = expected_plies(s.board_size);
         let report = selfplay::play(&sp, net, s.selfplay_games, self.t.games as usize, |st| {
             pb.update(st.games_done as u64, || st.line(plies))
         })?;
@@ -488,7 +490,7 @@ impl Run<'_> {
             "fivezero {} {}x{} {}",
             s.model_preset, s.board_size, s.board_size, s.rule
         );
-        if let Err(e) = crate::plot::plot_file(
+        if let Err(e) = crate::support::plot::plot_file(
             &dir.join("metrics.jsonl"),
             &dir.join("training.png"),
             &title,

@@ -1,6 +1,6 @@
 //! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
-//! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
+//! and over the classical evaluator, at equal visits per move (`trainer::matches::arena`: seeded random
 //! openings or those of a file, `--openings` or else the profile's `eval_openings`, each played
 //! twice with colours swapped, no noise, sequential MCTS on both sides, threat search on both with
 //! `--tactics`). Prints W-D-L, score, Elo with its 95% interval and the opening pairs by points
@@ -23,9 +23,9 @@ use engine::eval::onnx::Device;
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::game::Rule;
 use engine::openings::OpeningFormat;
-use trainer::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 use trainer::config::{Settings, load_profile};
 use trainer::elo::elo_bounds;
+use trainer::matches::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 
 #[derive(Parser, Debug)]
 #[command(

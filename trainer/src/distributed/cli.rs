@@ -12,10 +12,10 @@ use clap::{Args, Subcommand};
 use super::queue::Queue;
 use super::{device_for, monitor, parse_gpus, selfplay_worker, train_worker};
 use crate::config::Settings;
-use crate::device::resolve;
-use crate::net_eval::onnx_selfplay;
+use crate::network::net_eval::onnx_selfplay;
 use crate::run::set_threads;
 use crate::selfplay::SelfPlayConfig;
+use crate::support::device::resolve;
 
 #[derive(Args, Debug, Clone)]
 pub struct RedisArgs {
@@ -115,7 +115,7 @@ pub struct MonitorArgs {
 }
 
 impl Command {
-    /// The workers stop cleanly on SIGINT/SIGTERM (`crate::stop`); the monitor keeps the default
+    /// The workers stop cleanly on SIGINT/SIGTERM (`crate::support::stop`); the monitor keeps the default
     /// action, so Ctrl-C ends it at once.
     pub fn produces_work(&self) -> bool {
         !matches!(self, Command::Monitor(_))
@@ -177,7 +177,7 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // SIGINT/SIGTERM: every worker pushes the batch it is playing, then stops.
-    let stop = crate::stop::flag();
+    let stop = crate::support::stop::flag();
     let results: Vec<_> = std::thread::scope(|sc| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -239,7 +239,7 @@ fn train_worker(a: TrainWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         give_up_after: Duration::from_secs(a.redis.give_up_after_s),
     };
     // SIGINT/SIGTERM: the steps since the last publish are checkpointed and published first.
-    let sum = train_worker::run(&o, crate::stop::flag())?;
+    let sum = train_worker::run(&o, crate::support::stop::flag())?;
     eprintln!(
         "train-worker: {} games ingested, {} duplicates dropped, {} rejected, {} steps, \
          models {:?}, ingest {:.1} ms/game, {} reconnects",

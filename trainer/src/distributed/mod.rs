@@ -65,7 +65,7 @@ pub fn parse_gpus(s: &str) -> Result<Vec<usize>, String> {
 /// `libtorch_cuda.so` first: asking tch alone reports no CUDA even on a GPU machine, and every
 /// `--gpus` worker would then have run on the CPU without a word.
 pub fn device_for(i: usize) -> tch::Device {
-    match crate::device::resolve(crate::device::DeviceArg::Cuda(i)) {
+    match crate::support::device::resolve(crate::support::device::DeviceArg::Cuda(i)) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("--gpus {i}: running on the CPU instead: {e}");

@@ -124,7 +124,7 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
     let settings: Settings = toml::from_str(&text)
         .with_context(|| format!("{} is not a run's settings", settings_path.display()))?;
     let models = dir.join("models");
-    let exports = crate::store::numbered_files(&models, "model-", ".onnx")
+    let exports = crate::support::store::numbered_files(&models, "model-", ".onnx")
         .with_context(|| format!("cannot list {}", models.display()))?;
     if exports.is_empty() {
         bail!("{} holds no model-NNNNNN.onnx export", models.display());
@@ -150,7 +150,7 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
             );
         }
     }
-    let mut metrics = crate::metrics::Metrics::open(&dir.join(FILE))
+    let mut metrics = crate::support::metrics::Metrics::open(&dir.join(FILE))
         .with_context(|| format!("cannot open {}", dir.join(FILE).display()))?;
     let mut new = Vec::new();
     for epoch in pick(&available, options)? {
@@ -213,7 +213,7 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
             .with_context(|| format!("cannot append to {}", dir.join(FILE).display()))?;
         let r = &record;
         let (elo, elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
-        let result = crate::arena::MatchResult {
+        let result = crate::matches::arena::MatchResult {
             wins: r.wins,
             draws: r.draws,
             losses: r.losses,

@@ -18,7 +18,7 @@ use engine::eval::features;
 use engine::game::Rule;
 
 use crate::rng::Rng;
-use crate::store::{self, StoreError};
+use crate::support::store::{self, StoreError};
 
 const MAGIC: [u8; 4] = *b"FZCK";
 /// 2 added `rule` and `board_size`; version 1 files read through [`CheckpointV1`].
@@ -212,7 +212,7 @@ pub fn capture(vs: &nn::VarStore) -> Vec<NamedTensor> {
         .map(|(name, t)| NamedTensor {
             name,
             shape: t.size(),
-            data: crate::model::to_vec(&t),
+            data: crate::network::model::to_vec(&t),
         })
         .collect();
     v.sort_by(|a, b| a.name.cmp(&b.name));
@@ -229,7 +229,7 @@ pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<Vec<String>
     let mut fresh = Vec::new();
     for (name, mut t) in vars {
         let Some(src) = tensors.iter().find(|n| n.name == name) else {
-            if crate::model::is_training_only(&name) {
+            if crate::network::model::is_training_only(&name) {
                 fresh.push(name);
                 continue;
             }

@@ -7,34 +7,7 @@
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor, nn};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum OptimizerKind {
-    Sgd,
-    #[default]
-    Adamw,
-}
-
-impl std::str::FromStr for OptimizerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sgd" => Ok(OptimizerKind::Sgd),
-            "adamw" | "adam" => Ok(OptimizerKind::Adamw),
-            _ => Err(format!("unknown optimizer `{s}` (expected sgd or adamw)")),
-        }
-    }
-}
-
-impl std::fmt::Display for OptimizerKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            OptimizerKind::Sgd => "sgd",
-            OptimizerKind::Adamw => "adamw",
-        })
-    }
-}
-
-engine::serde_via_str!(OptimizerKind);
+use crate::config::OptimizerKind;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OptimConfig {
@@ -152,8 +125,8 @@ impl Optimizer {
     pub fn state(&self) -> Vec<(String, Vec<f32>)> {
         let mut out = Vec::new();
         for ((name, _), (m, v)) in self.params.iter().zip(self.m.iter().zip(&self.v)) {
-            out.push((format!("m.{name}"), crate::model::to_vec(m)));
-            out.push((format!("v.{name}"), crate::model::to_vec(v)));
+            out.push((format!("m.{name}"), crate::network::model::to_vec(m)));
+            out.push((format!("v.{name}"), crate::network::model::to_vec(v)));
         }
         out
     }
@@ -172,7 +145,7 @@ impl Optimizer {
                 let Some(data) = find(&key) else {
                     // A training-only head the checkpoint was saved without starts fresh, its
                     // moments at zero (`checkpoint::restore`).
-                    if crate::model::is_training_only(name) {
+                    if crate::network::model::is_training_only(name) {
                         continue;
                     }
                     return Err(format!("optimizer state `{key}` missing"));

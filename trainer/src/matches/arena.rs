@@ -148,7 +148,7 @@ impl MatchResult {
 
 /// The most pairs `openings` fixed openings can give distinct starts (see `MatchConfig::openings`).
 fn max_pairs(openings: usize) -> usize {
-    openings * crate::symmetry::COUNT
+    openings * crate::support::symmetry::COUNT
 }
 
 fn opening(cfg: &MatchConfig, pair: usize) -> Result<Board, String> {
@@ -156,9 +156,9 @@ fn opening(cfg: &MatchConfig, pair: usize) -> Result<Board, String> {
     let mut b = Board::new(n, n, cfg.rule).map_err(|e| e.to_string())?;
     if !cfg.openings.is_empty() {
         let count = cfg.openings.len();
-        let sym = (pair / count) % crate::symmetry::COUNT;
+        let sym = (pair / count) % crate::support::symmetry::COUNT;
         for &p in &cfg.openings[pair % count] {
-            let (x, y) = crate::symmetry::map_xy(sym, n, p.x(), p.y());
+            let (x, y) = crate::support::symmetry::map_xy(sym, n, p.x(), p.y());
             b.play(Pos::new(x, y)).map_err(|e| e.to_string())?;
         }
         return Ok(b);

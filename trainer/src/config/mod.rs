@@ -25,8 +25,7 @@ use engine::game::Rule;
 use engine::net::Preset;
 use serde::{Deserialize, Serialize};
 
-use crate::device::DeviceArg;
-use crate::optim::OptimizerKind;
+use crate::support::device::DeviceArg;
 
 /// Where a run starts from.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -107,6 +106,36 @@ impl fmt::Display for SelfplayBackend {
 }
 
 engine::serde_via_str!(SelfplayBackend);
+
+/// The optimizer a run trains with (`network::optim` implements both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OptimizerKind {
+    Sgd,
+    #[default]
+    Adamw,
+}
+
+impl std::str::FromStr for OptimizerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sgd" => Ok(OptimizerKind::Sgd),
+            "adamw" | "adam" => Ok(OptimizerKind::Adamw),
+            _ => Err(format!("unknown optimizer `{s}` (expected sgd or adamw)")),
+        }
+    }
+}
+
+impl std::fmt::Display for OptimizerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OptimizerKind::Sgd => "sgd",
+            OptimizerKind::Adamw => "adamw",
+        })
+    }
+}
+
+engine::serde_via_str!(OptimizerKind);
 
 /// Everything a training run is told. Flags are the field names with dashes (`--board-size`).
 #[derive(Clone, Debug, PartialEq, Args, Serialize, Deserialize)]
@@ -642,7 +671,7 @@ pub fn check_run_folder(r: &Resolved) -> Result<(), ConfigError> {
         file: file.clone(),
         why: e.to_string(),
     })?;
-    crate::store::write_atomic(&path, text.as_bytes()).map_err(|e| ConfigError::Parse {
+    crate::support::store::write_atomic(&path, text.as_bytes()).map_err(|e| ConfigError::Parse {
         file,
         why: e.to_string(),
     })
@@ -691,8 +720,13 @@ mod tests {
             if let Some(file) = &s.eval_openings {
                 let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
                 let format = engine::openings::OpeningFormat::Auto;
-                crate::arena::openings_from_file(&root.join(file), format, s.board_size, s.rule)
-                    .unwrap_or_else(|e| panic!("profile {name}: {e}"));
+                crate::matches::arena::openings_from_file(
+                    &root.join(file),
+                    format,
+                    s.board_size,
+                    s.rule,
+                )
+                .unwrap_or_else(|e| panic!("profile {name}: {e}"));
             }
         }
     }

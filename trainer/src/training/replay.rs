@@ -15,8 +15,8 @@ use engine::game::{Board, Pos, Rule};
 use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
-use crate::store::{self, StoreError};
-use crate::symmetry;
+use crate::support::store::{self, StoreError};
+use crate::support::symmetry;
 
 const MAGIC: [u8; 4] = *b"FZRP";
 const VERSION: u32 = 1;

@@ -6,6 +6,9 @@
 //!
 //! Depends on `config`, `model`, `optim`, `replay`, `checkpoint`, `net_eval`, `arena`, `store`.
 
+pub mod probe;
+pub mod replay;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,15 +20,15 @@ use engine::game::Pos;
 use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
 use tch::{Device, Kind, Tensor, nn};
 
-use crate::arena::{MatchConfig, MatchResult, play_match};
-use crate::checkpoint::{self, Checkpoint};
 use crate::config::{Resume, Settings};
-use crate::model::{Net, trainable_params};
-use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
-use crate::optim::{OptimConfig, Optimizer};
-use crate::replay::{Replay, Sample};
+use crate::matches::arena::{MatchConfig, MatchResult, play_match};
+use crate::network::checkpoint::{self, Checkpoint};
+use crate::network::model::{Net, trainable_params};
+use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
+use crate::network::optim::{OptimConfig, Optimizer};
 use crate::rng::Rng;
-use crate::store;
+use crate::support::store;
+use crate::training::replay::{Replay, Sample};
 
 /// A training batch as device tensors.
 pub struct Batch {
@@ -281,7 +284,7 @@ impl Trainer {
             .weights
             .iter()
             .map(|w| w.name.as_str())
-            .filter(|n| crate::model::is_training_only(n) && !ours.contains_key(*n))
+            .filter(|n| crate::network::model::is_training_only(n) && !ours.contains_key(*n))
             .collect();
         if !dropped.is_empty() {
             warn(format!(

@@ -8,7 +8,7 @@
 use engine::eval::network::{Backend, NetEvaluator};
 use engine::game::{Board, Pos};
 
-use crate::replay::{GameRecord, board_at};
+use crate::training::replay::{GameRecord, board_at};
 
 /// Positions where the side to move has a five, with those fives.
 pub struct FivePositions {

@@ -24,7 +24,7 @@ use engine::net::quant::{WeightBits, quantize_model_bytes};
 use tch::{Device, Kind, Tensor, nn};
 
 use crate::config::{SelfplayBackend, Settings};
-use crate::model::{Net, to_vec};
+use crate::network::model::{Net, to_vec};
 
 /// How self-play runs on ONNX Runtime (`selfplay_backend` onnx or onnx-int8): the sessions, and
 /// for int8 the calibration positions, made once per process.

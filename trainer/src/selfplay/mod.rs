@@ -25,6 +25,11 @@
 //! Depends on `engine::mcts`, `engine::game`, `engine::eval::network`, `replay::GameRecord` and
 //! `progress::SelfPlayStatus`.
 
+pub mod bootstrap;
+pub mod estimate;
+pub mod gumbel;
+pub mod status;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,10 +40,10 @@ use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
-use crate::gumbel::{self, GumbelRoot};
-use crate::progress::SelfPlayStatus;
-use crate::replay::GameRecord;
 use crate::rng::Rng;
+use crate::selfplay::status::SelfPlayStatus;
+use crate::training::replay::GameRecord;
+use gumbel::GumbelRoot;
 
 #[derive(Clone, Debug)]
 pub struct SelfPlayConfig {

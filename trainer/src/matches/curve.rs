@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use crate::config::Settings;
-use crate::plot::{DrawResult, EloChart as Chart};
+use crate::support::plot::{DrawResult, EloChart as Chart};
 
 /// One evaluation against the classical evaluator, where the run stood when it was played.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,7 +90,7 @@ impl Curve {
     /// time per move (a rerun with more games or other openings) are one point of all their
     /// games. A record of an epoch the metrics do not reach is left out: there is nowhere to
     /// draw it.
-    pub fn add_equal_time(&mut self, records: &[crate::equal_time::Record]) {
+    pub fn add_equal_time(&mut self, records: &[crate::matches::equal_time::Record]) {
         let mut summed: BTreeMap<(u64, u64), (u32, u32, u32)> = BTreeMap::new();
         for r in records {
             let wdl = summed.entry((r.turn_ms, r.epoch)).or_default();
@@ -226,12 +226,12 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
             .file_name()
             .map_or("run".into(), |n| n.to_string_lossy().into_owned());
         let mut c = parse(&label, &text, cores(dir));
-        c.add_equal_time(&crate::equal_time::read(dir));
+        c.add_equal_time(&crate::matches::equal_time::read(dir));
         if c.points.is_empty() && c.sweeps.is_empty() && c.equal_time.is_empty() {
             anyhow::bail!(
                 "{}: no evaluation against the classical evaluator (eval_vs_classical) and no {}",
                 path.display(),
-                crate::equal_time::FILE
+                crate::matches::equal_time::FILE
             );
         }
         curves.push(c);
@@ -241,7 +241,7 @@ pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
 }
 
 fn draw(curves: &[Curve], out: &Path) -> DrawResult<()> {
-    crate::plot::register_font();
+    crate::support::plot::register_font();
     let root = BitMapBackend::new(out, (1200, 560)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(
@@ -308,7 +308,7 @@ fn panel(
             series(&mut chart, (&t.points, &t.sweeps), *color, true, label, x)?;
         }
     }
-    crate::plot::legend(&mut chart)
+    crate::support::plot::legend(&mut chart)
 }
 
 /// One series: a line through its points (dashed when `dashed`) with their 95% bars, and each
@@ -433,7 +433,7 @@ not json
         let mut c = parse("warm", text, 1.0);
         assert_eq!(c.epochs[&0], (1000.0 / 3600.0, 10));
         assert_eq!(c.epochs[&2], (1.0, 138));
-        let record = |epoch, turn_ms, (wins, draws, losses)| crate::equal_time::Record {
+        let record = |epoch, turn_ms, (wins, draws, losses)| crate::matches::equal_time::Record {
             epoch,
             model: format!("models/model-{epoch:06}.onnx"),
             turn_ms,

@@ -18,12 +18,12 @@ use engine::game::Board;
 use engine::mcts::{Search, SearchLimits};
 use rayon::prelude::*;
 
-use crate::progress::SelfPlayStatus;
-use crate::replay::GameRecord;
 use crate::rng::Rng;
+use crate::selfplay::status::{SelfPlayStatus, expected_plies};
 use crate::selfplay::{
     self, SelfPlayConfig, SelfPlayReport, game_seed, new_record, play_searched, policy_target,
 };
+use crate::training::replay::GameRecord;
 
 /// One game of the classical search against itself, `visits` fresh playouts per move.
 pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Result<GameRecord> {
@@ -108,8 +108,11 @@ pub const GAMES_PER_CHUNK: usize = 32;
 pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Result<usize> {
     let cfg = SelfPlayConfig::from_settings(s);
     let warn = |m: String| eprintln!("bootstrap: warning: {m}");
-    let mut replay =
-        crate::replay::Replay::open(&s.checkpoint_dir.join("replay"), s.replay_window, warn)?;
+    let mut replay = crate::training::replay::Replay::open(
+        &s.checkpoint_dir.join("replay"),
+        s.replay_window,
+        warn,
+    )?;
     eprintln!(
         "bootstrap: {games} games of the classical search + tactics, {visits} visits/move, \
          {n}x{n} {rule}, into {dir}",
@@ -119,10 +122,13 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     );
     let (mut written, mut positions) = (0, 0);
     let started = Instant::now();
-    let pb = std::sync::Mutex::new(crate::progress::Progress::new("bootstrap", games as u64));
-    let plies = crate::progress::expected_plies(s.board_size);
-    // SIGINT/SIGTERM (`crate::stop`): the chunk in progress is written, then no other starts.
-    while written < games && crate::stop::requested().is_none() {
+    let pb = std::sync::Mutex::new(crate::support::progress::Progress::new(
+        "bootstrap",
+        games as u64,
+    ));
+    let plies = expected_plies(s.board_size);
+    // SIGINT/SIGTERM (`crate::support::stop`): the chunk in progress is written, then no other starts.
+    while written < games && crate::support::stop::requested().is_none() {
         let n = GAMES_PER_CHUNK.min(games - written);
         let first = replay.next_chunk() as usize * 1_000_000;
         let report = play(&cfg, visits, n, first, |st| {
@@ -144,12 +150,13 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
         replay.add_chunk(report.games)?;
     }
     pb.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
-    let mut metrics = crate::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
+    let mut metrics =
+        crate::support::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
     let mut record = serde_json::json!({"games": written, "positions": positions,
                                         "visits": visits,
                                         "seconds": started.elapsed().as_secs_f64(),
                                         "threads": cfg.parallel_workers.max(1)});
-    if let Some(name) = crate::stop::requested().map(crate::stop::name) {
+    if let Some(name) = crate::support::stop::requested().map(crate::support::stop::name) {
         record["stopped"] = name.into();
         eprintln!("bootstrap: stopped on {name} after {written} of {games} games (all saved)");
     }

@@ -7,11 +7,11 @@ use engine::eval::classical::ClassicalEvaluator;
 use engine::game::{Board, Pos};
 use engine::mcts::{MctsConfig, Proven, Search, SearchLimits};
 use engine::net::Preset;
-use trainer::bootstrap;
 use trainer::config::Settings;
-use trainer::device::DeviceArg;
-use trainer::replay::Replay;
 use trainer::selfplay::SelfPlayConfig;
+use trainer::selfplay::bootstrap;
+use trainer::support::device::DeviceArg;
+use trainer::training::replay::Replay;
 
 fn cfg(size: usize) -> SelfPlayConfig {
     SelfPlayConfig {
@@ -122,7 +122,7 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     assert!(metrics.contains("\"warm_start\""), "{metrics}");
     // The learning curve of this folder: one evaluation, bootstrap and self-play games counted.
     let png = tmp.path().join("curve.png");
-    let curves = trainer::curve::draw_runs(&[tmp.path().to_path_buf()], &png).unwrap();
+    let curves = trainer::matches::curve::draw_runs(&[tmp.path().to_path_buf()], &png).unwrap();
     // One evaluation: a point, or a clean sweep kept apart at its bound.
     assert_eq!(curves[0].points.len() + curves[0].sweeps.len(), 1);
     assert_eq!(curves[0].games, 6 + 4);

@@ -1,5 +1,5 @@
-//! What several trainer test binaries share (a folder, so cargo does not build it as a test of
-//! its own): the arguments that keep the real `trainer` binary on one CPU thread.
+//! What several trainer test modules share: the arguments that keep the real `trainer` binary on
+//! one CPU thread.
 
 /// The trainer on the CPU, one torch thread, one self-play worker: tests run beside each other
 /// on small CI machines, and one thread each keeps them from crowding one another out.

@@ -4,8 +4,7 @@
 //! the one `scripts/fetch-redis.sh` provides; when that one has no TLS (the PyPI fallback on a
 //! machine where it could not install Debian's), the TLS test says it is skipped.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,20 +4,19 @@
 //! stream is drained and counts the time it waited; a stop while waiting returns at once; and
 //! `max_queue = 0` means no limit. The model is published by the test itself (tiny net, 7x7).
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use engine::net::{ModelMeta, Preset, onnx_bytes};
 use tch::nn;
-use trainer::checkpoint;
 use trainer::distributed::monitor;
 use trainer::distributed::payload::{GamePayload, ModelPayload};
 use trainer::distributed::queue::Queue;
 use trainer::distributed::selfplay_worker::{self, SelfPlayWorkerOptions};
-use trainer::model::Net;
+use trainer::network::checkpoint;
+use trainer::network::model::Net;
 use trainer::selfplay::SelfPlayConfig;
 
 /// A freshly initialised tiny network, published the way the train worker publishes one.

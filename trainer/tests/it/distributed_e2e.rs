@@ -3,8 +3,7 @@
 //! workers start on the train worker's first model, the train worker ingests every game once,
 //! publishes newer models, and the workers pick them up between batches. `monitor --once` sees it.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -142,6 +141,7 @@ fn two_workers_feed_a_trainer_and_pick_up_its_models() {
     assert_eq!(stats.get("games_pushed"), Some(&(2 * PER_WORKER)));
     assert_eq!(stats.get("games_ingested"), Some(&(2 * PER_WORKER)));
     // A replay store reopened from disk holds exactly those games.
-    let replay = trainer::replay::Replay::open(&tdir.join("replay"), usize::MAX, |_| {}).unwrap();
+    let replay =
+        trainer::training::replay::Replay::open(&tdir.join("replay"), usize::MAX, |_| {}).unwrap();
     assert_eq!(replay.games().len() as u64, 2 * PER_WORKER);
 }

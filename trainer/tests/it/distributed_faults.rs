@@ -5,8 +5,7 @@
 //! even when Redis's `ingested` set is gone), (e) a worker pushes the same game twice; and (f)
 //! Redis itself is killed and restarted (AOF) under running workers, which reconnect.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,8 +16,8 @@ use trainer::distributed::payload::GamePayload;
 use trainer::distributed::queue::Queue;
 use trainer::distributed::selfplay_worker::{self, SelfPlayWorkerOptions};
 use trainer::distributed::train_worker::{self, TrainWorkerOptions, load_ledger};
-use trainer::replay::Replay;
 use trainer::selfplay::SelfPlayConfig;
+use trainer::training::replay::Replay;
 
 fn options(url: &str, dir: &Path, consumer: &str) -> TrainWorkerOptions {
     TrainWorkerOptions {
@@ -46,7 +45,7 @@ fn ledger_ids_with_repeats(dir: &Path) -> Vec<String> {
     let mut all = Vec::new();
     for e in std::fs::read_dir(dir.join("ingest")).unwrap() {
         let p = e.unwrap().path();
-        let v: Vec<String> = trainer::store::read(&p, *b"FZIL", 1).unwrap();
+        let v: Vec<String> = trainer::support::store::read(&p, *b"FZIL", 1).unwrap();
         all.extend(v);
     }
     all.sort();
@@ -125,7 +124,7 @@ fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
     let next_chunk = Replay::open(&dir.join("replay"), 1, |_| {})
         .unwrap()
         .next_chunk();
-    trainer::store::write(
+    trainer::support::store::write(
         &dir.join("ingest")
             .join(format!("ingest-{next_chunk:08}.bin")),
         *b"FZIL",

@@ -3,8 +3,7 @@
 //! (never decoded blindly); and, against a real redis-server, a train worker counts such stream
 //! entries as rejected and acknowledges them without ingesting anything from them.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use trainer::distributed::payload::{
 };
 use trainer::distributed::queue::Queue;
 use trainer::distributed::train_worker::{self, TrainWorkerOptions};
-use trainer::store::{self, FrameError};
+use trainer::support::store::{self, FrameError};
 
 fn game(id: &str) -> GamePayload {
     GamePayload {

@@ -13,8 +13,7 @@
 //! Depends on the `trainer` binary, `redis-server`, and the public `distributed::payload`,
 //! `distributed::queue` and `replay` APIs only.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -24,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use trainer::distributed::payload::decode_game;
 use trainer::distributed::queue::Queue;
-use trainer::replay::Replay;
+use trainer::training::replay::Replay;
 
 /// Simulations per move for the self-play workers: slow enough that a batch of 4 games takes a
 /// noticeable time (so a kill lands inside one), fast enough for 2 cores.
@@ -214,7 +213,7 @@ fn ledger_ids_with_repeats(dir: &Path) -> (Vec<String>, Vec<String>) {
             stray.push(name);
             continue;
         }
-        let v: Vec<String> = trainer::store::read(&p, *b"FZIL", 1).unwrap();
+        let v: Vec<String> = trainer::support::store::read(&p, *b"FZIL", 1).unwrap();
         all.extend(v);
     }
     all.sort();

@@ -15,8 +15,7 @@
 //! Depends on the `trainer` binary, `redis-server`, and the public `distributed::queue` and
 //! `checkpoint` APIs only.
 
-#[path = "distributed_support.rs"]
-mod support;
+use crate::distributed_support as support;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -195,7 +194,8 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
     let status = wait_exit(&mut w.train, 120);
     let text = std::fs::read_to_string(&w.train_log).unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(143), "{text}");
-    let (_, saved) = trainer::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
+    let (_, saved) =
+        trainer::network::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
     assert!(saved.step >= steps && saved.step > 0, "{text}");
     let model = q.fetch_latest_model().unwrap().expect("a model");
     assert_eq!((model.version, model.step), (2, saved.step), "{text}");
@@ -280,7 +280,8 @@ fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
             && worker_text.contains("played and not pushed"),
         "{worker_text}"
     );
-    let (_, saved) = trainer::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
+    let (_, saved) =
+        trainer::network::checkpoint::latest_valid(&w.tdir, |_| {}).expect("a checkpoint");
     assert!(saved.step >= steps, "{train_text}");
     assert!(
         train_text.contains(&format!("step {} is checkpointed", saved.step))

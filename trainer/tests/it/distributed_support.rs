@@ -1,4 +1,4 @@
-//! Shared by the distributed_* tests (included with `#[path]`): a real `redis-server` in a temp
+//! Shared by the distributed_* test modules: a real `redis-server` in a temp
 //! folder (AOF on, every write fsynced) that can be killed and restarted on the same address,
 //! real self-play records from the tiny board, and a watchdog that keeps every test bounded.
 #![allow(dead_code)]
@@ -9,11 +9,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use engine::eval::network::{NetEvaluator, UniformBackend};
-use trainer::replay::GameRecord;
 use trainer::selfplay::{self, SelfPlayConfig};
+use trainer::training::replay::GameRecord;
 
 /// The stop flag of a worker no signal stops (the workers take a `'static` flag, as the
-/// process-wide one of `trainer::stop` is).
+/// process-wide one of `trainer::support::stop` is).
 pub static NEVER_STOP: AtomicBool = AtomicBool::new(false);
 
 pub struct RedisServer {
@@ -169,7 +169,7 @@ pub fn tiny_settings(dir: &Path) -> trainer::config::Settings {
         board_size: 7,
         seed: 1,
         batch_size: 16,
-        optimizer: trainer::optim::OptimizerKind::Sgd,
+        optimizer: trainer::config::OptimizerKind::Sgd,
         lr: 0.01,
         weight_decay: 1e-4,
         replay_window: 100_000,

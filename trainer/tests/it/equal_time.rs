@@ -60,8 +60,8 @@ fn refused(dir: &Path, epochs: &str) -> String {
     err
 }
 
-fn records(dir: &Path) -> Vec<trainer::equal_time::Record> {
-    trainer::equal_time::read(dir)
+fn records(dir: &Path) -> Vec<trainer::matches::equal_time::Record> {
+    trainer::matches::equal_time::read(dir)
 }
 
 #[test]

@@ -13,11 +13,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use trainer::checkpoint;
-use trainer::replay::Replay;
+use trainer::network::checkpoint;
+use trainer::training::replay::Replay;
 
-mod common;
-use common::ONE_CPU_THREAD;
+use crate::common::ONE_CPU_THREAD;
 
 const EPOCHS: u64 = 12;
 
@@ -436,7 +435,7 @@ fn a_stop_signal_during_bootstrap_keeps_every_finished_chunk() {
 
     let replay = Replay::open(&dir.join("replay"), usize::MAX, |w| panic!("{w}")).unwrap();
     let games = replay.games().len();
-    let chunk = trainer::bootstrap::GAMES_PER_CHUNK;
+    let chunk = trainer::selfplay::bootstrap::GAMES_PER_CHUNK;
     assert!(
         games >= chunk && games.is_multiple_of(chunk) && games < 100_000,
         "{games} games on disk"

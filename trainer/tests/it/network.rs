@@ -7,8 +7,8 @@ use engine::eval::onnx::{Device as OrtDevice, OnnxModel};
 use engine::game::{Board, Pos, Rule};
 use engine::net::{ModelMeta, Preset, reference_forward, write_model_file};
 use tch::{Device, Kind, Tensor, nn};
-use trainer::model::{Net, to_vec, trainable_params};
-use trainer::optim::{OptimConfig, Optimizer};
+use trainer::network::model::{Net, to_vec, trainable_params};
+use trainer::network::optim::{OptimConfig, Optimizer};
 
 fn planes(n: usize, size: usize) -> Vec<f32> {
     let mut out = Vec::new();
@@ -110,7 +110,7 @@ fn exported_onnx_matches_tch_eval_forward() {
 /// checkpoint is refused, not overwritten.
 #[test]
 fn transfer_rule_plays_the_new_rule_as_the_old() {
-    use trainer::checkpoint::{self, Checkpoint};
+    use trainer::network::checkpoint::{self, Checkpoint};
     tch::set_num_threads(1);
     tch::manual_seed(11);
     let size = 9;
@@ -192,7 +192,7 @@ fn transfer_rule_plays_the_new_rule_as_the_old() {
 
 #[test]
 fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
-    use trainer::replay::{GameRecord, sample_at};
+    use trainer::training::replay::{GameRecord, sample_at};
     use trainer::training::{batch_tensors, losses};
     tch::set_num_threads(1);
     let config = Preset::Tiny.config();

@@ -7,10 +7,9 @@ use std::process::Command;
 
 use engine::net::Preset;
 use trainer::config::Settings;
-use trainer::device::DeviceArg;
+use trainer::support::device::DeviceArg;
 
-mod common;
-use common::ONE_CPU_THREAD;
+use crate::common::ONE_CPU_THREAD;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -62,13 +61,13 @@ fn a_run_folder_from_commit_600a981_resumes() {
     assert_eq!(sum.games, 16 + 8);
     assert!(dir.join("ckpt-000003.bin").is_file());
     // The old checkpoint (format version 1) does not say what it was trained on; the new one does.
-    let old = trainer::checkpoint::load(&dir.join("ckpt-000002.bin")).unwrap();
+    let old = trainer::network::checkpoint::load(&dir.join("ckpt-000002.bin")).unwrap();
     assert_eq!((old.rule, old.board_size), (None, None));
     // So its export claims the profile's rule and size on trust, and says so; the new one's does
     // not need to.
     let export = |epoch: u64| {
         let mut warnings = Vec::new();
-        let path = trainer::checkpoint::path_for(&dir, epoch);
+        let path = trainer::network::checkpoint::path_for(&dir, epoch);
         trainer::training::export_checkpoint(&path, s.rule, 9, &mut |m| warnings.push(m)).unwrap();
         warnings
     };
@@ -78,7 +77,7 @@ fn a_run_folder_from_commit_600a981_resumes() {
         "{warnings:?}"
     );
     assert_eq!(export(3), Vec::<String>::new());
-    let new = trainer::checkpoint::load(&dir.join("ckpt-000003.bin")).unwrap();
+    let new = trainer::network::checkpoint::load(&dir.join("ckpt-000003.bin")).unwrap();
     assert_eq!(
         (new.rule, new.board_size),
         (Some(engine::game::Rule::Freestyle), Some(9))

@@ -7,8 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-mod common;
-use common::ONE_CPU_THREAD;
+use crate::common::ONE_CPU_THREAD;
 
 fn trainer(args: &[&str], dir: &std::path::Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trainer"));

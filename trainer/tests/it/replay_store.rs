@@ -4,9 +4,9 @@
 
 use engine::eval::features;
 use engine::game::Rule;
-use trainer::replay::{GameRecord, Replay, board_at, sample_at};
 use trainer::rng::Rng;
-use trainer::symmetry;
+use trainer::support::symmetry;
+use trainer::training::replay::{GameRecord, Replay, board_at, sample_at};
 
 fn record() -> GameRecord {
     // An asymmetric 7x7 game: black (1,0) (2,0) (1,3); white (5,5) (4,6).

@@ -7,9 +7,9 @@ use engine::eval::features;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput, UniformBackend};
 use engine::game::{Board, Color, Pos, Rule};
 use engine::net::Preset;
-use trainer::net_eval::TchNet;
-use trainer::replay::GameRecord;
+use trainer::network::net_eval::TchNet;
 use trainer::selfplay::{SelfPlayConfig, play, play_from};
+use trainer::training::replay::GameRecord;
 
 /// The null network behind the engine's evaluator.
 fn uniform() -> NetEvaluator<UniformBackend> {
@@ -29,7 +29,7 @@ fn cfg() -> SelfPlayConfig {
     }
 }
 
-fn check_records(games: &[trainer::replay::GameRecord], sims: u32) {
+fn check_records(games: &[trainer::training::replay::GameRecord], sims: u32) {
     for g in games {
         assert_eq!(g.moves.len(), g.visits.len());
         let mut b = Board::new(7, 7, Rule::Freestyle).unwrap();
@@ -289,7 +289,7 @@ fn playout_cap_randomization_records_only_the_full_searches() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut replay = trainer::replay::Replay::open(dir.path(), 100_000, |_| {}).unwrap();
+    let mut replay = trainer::training::replay::Replay::open(dir.path(), 100_000, |_| {}).unwrap();
     replay.add_chunk(r.games).unwrap();
     assert_eq!(replay.len(), full);
     let mut rng = trainer::rng::Rng::new(1);

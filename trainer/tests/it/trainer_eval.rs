@@ -39,7 +39,7 @@ fn evaluates_an_exported_network_against_both_baselines() {
         train_steps: 2,
         epochs: 1,
         eval_frequency: 0,
-        device: trainer::device::DeviceArg::Cpu,
+        device: trainer::support::device::DeviceArg::Cpu,
         threads: 1,
         checkpoint_dir: dir.path().to_path_buf(),
         ..Settings::default()

@@ -2,8 +2,8 @@
 //! export (and `trainer export` of a kept checkpoint), then `--resume auto` continues (and falls back past a corrupt newest checkpoint).
 
 use engine::game::Rule;
-use trainer::checkpoint;
 use trainer::config::Settings;
+use trainer::network::checkpoint;
 use trainer::run::run;
 
 fn settings(dir: &std::path::Path, epochs: u64) -> Settings {
@@ -21,7 +21,7 @@ fn settings(dir: &std::path::Path, epochs: u64) -> Settings {
         eval_pairs: 1,
         eval_simulations: 8,
         eval_vs_classical: true,
-        device: trainer::device::DeviceArg::Cpu,
+        device: trainer::support::device::DeviceArg::Cpu,
         threads: 1,
         checkpoint_dir: dir.to_path_buf(),
         seed: 9,

@@ -2,7 +2,7 @@
 //! without the password and serves one with it; a TLS-only redis-server (self-signed certificate
 //! made here with openssl; `#insecure` skips verification of it) serves `rediss://`. The server is
 //! the one `scripts/fetch-redis.sh` provides; when that one has no TLS (the PyPI fallback on a
-//! machine where it could not install Debian's), the TLS test says it is skipped.
+//! machine where it could not install Debian's), the TLS test is reported as skipped (`fivezero_tests::skip`), not passed.
 
 use crate::distributed_support as support;
 
@@ -97,12 +97,13 @@ fn tls_through_rediss() {
         .is_ok_and(|s| s.success());
     if !support::redis_speaks_tls() || !openssl {
         // scripts/fetch-redis.sh found no TLS-capable server to install (not root): say so.
-        eprintln!(
-            "tls_through_rediss: SKIPPED: {} (TLS: {}), openssl command: {openssl}; \
-             as root, make test installs Debian's redis-server (with TLS) and openssl",
+        let reason = format!(
+            "{} (TLS: {}), openssl command: {openssl}; as root, make test installs Debian's \
+             redis-server (with TLS) and openssl",
             support::redis_server().display(),
             support::redis_speaks_tls()
         );
+        fivezero_tests::skip::skip("trainer distributed_auth_tls::tls_through_rediss", &reason);
         return;
     }
     let dir = tempfile::tempdir().unwrap();

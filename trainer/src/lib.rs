@@ -18,6 +18,12 @@
 //! - `run`: the single-machine loop;
 //! - `distributed`: Redis workers over the same `Trainer` and self-play.
 //!
+//! Every program of the crate links libtorch, `trainer-eval` and the distributed self-play
+//! workers included: `trainer-eval` uses only `config` and `matches` (never tch), but tch is a
+//! plain dependency of this one crate, so a build without it needs a `tch` feature or a crate of
+//! its own; the self-play workers play with the tch network on CUDA and read the models they are
+//! sent as checkpoints of tch tensors.
+//!
 //! Only `run`, `main`, `support::progress`, `selfplay::bootstrap::run`, `matches::equal_time`
 //! (and the tournament it starts) and the distributed workers print.
 

@@ -10,8 +10,17 @@
 //! or a wrong type in a profile, an invalid value, or a run folder whose network disagrees with
 //! the settings (`check_run_folder`). All of it is checked before any work starts.
 //!
-//! Depends on serde/toml/clap and the vocabulary types of `engine` (Rule, Preset, Difficulty),
-//! `device` and `optim`.
+//! The flags of the other commands (bootstrap, equal-time, the distributed workers,
+//! `trainer-eval`) are declared beside it in `commands`, so every default is here; `run_folder`
+//! is the folder a run keeps its settings, checkpoints, models and metrics in.
+//!
+//! Depends on serde/toml/clap, the vocabulary types of `engine` (Rule, Preset, Difficulty) and
+//! `support` (`device`, `store`).
+
+pub mod commands;
+pub mod run_folder;
+
+pub use run_folder::RunFolder;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -161,6 +170,10 @@ pub struct Settings {
     /// CPU) or auto (on a CPU onnx-int8 where it has VNNI, else onnx; tch on CUDA).
     #[arg(long, default_value_t = SelfplayBackend::Auto)]
     pub selfplay_backend: SelfplayBackend,
+    /// The batch each ONNX Runtime session prefers (positions per call) when self-play or the
+    /// evaluation matches search with the network's export.
+    #[arg(long, default_value_t = 16)]
+    pub onnx_batch: usize,
     /// Games played at once; their leaves share one forward per step.
     #[arg(long, default_value_t = 32)]
     pub parallel_games: usize,
@@ -246,6 +259,13 @@ pub struct Settings {
     /// SGD momentum.
     #[arg(long, default_value_t = 0.9)]
     pub momentum: f64,
+    /// Steps of the linear warm-up to `lr` at the start of the learning-rate schedule (at most a
+    /// tenth of the schedule's steps, plus one).
+    #[arg(long, default_value_t = 50)]
+    pub warmup_steps: u64,
+    /// The learning rate's floor, as a fraction of `lr`: where the cosine decay ends.
+    #[arg(long, default_value_t = 0.1)]
+    pub min_lr_ratio: f64,
     /// Training steps per epoch; 0 = enough to see each new position about `sample_reuse` times.
     #[arg(long, default_value_t = 0)]
     pub train_steps: u64,
@@ -410,6 +430,7 @@ impl Resolved {
             ("parallel_games", s.parallel_games as f64),
             ("parallel_workers", s.parallel_workers as f64),
             ("batch_size_mcts", s.batch_size_mcts as f64),
+            ("onnx_batch", s.onnx_batch as f64),
             ("selfplay_games", s.selfplay_games as f64),
             ("eval_simulations", s.eval_simulations as f64),
             ("lr", s.lr),
@@ -441,6 +462,7 @@ impl Resolved {
             ("no_resign_fraction", s.no_resign_fraction),
             ("dirichlet_epsilon", s.dirichlet_epsilon),
             ("full_search_share", s.full_search_share),
+            ("min_lr_ratio", s.min_lr_ratio),
         ];
         for (key, v) in unit {
             if !(0.0..=1.0).contains(&v) {
@@ -635,16 +657,12 @@ pub fn resolve(
 /// none: its settings are recorded now.
 pub fn check_run_folder(r: &Resolved) -> Result<(), ConfigError> {
     let s = &r.settings;
-    let path = s.checkpoint_dir.join("settings.toml");
-    let file = path.display().to_string();
-    if path.exists() && s.resume != Resume::None {
-        let text = read_file(&path)?;
-        let before: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            file: file.clone(),
-            why: e.to_string(),
-        })?;
+    let folder = RunFolder::new(&s.checkpoint_dir);
+    if s.resume != Resume::None
+        && let Some(before) = folder.settings_table()?
+    {
         let now = toml::Table::try_from(s).map_err(|e| ConfigError::Parse {
-            file: file.clone(),
+            file: folder.settings_path().display().to_string(),
             why: e.to_string(),
         })?;
         for key in ["model_preset", "board_size", "rule"] {
@@ -663,18 +681,7 @@ pub fn check_run_folder(r: &Resolved) -> Result<(), ConfigError> {
         }
         return Ok(());
     }
-    std::fs::create_dir_all(&s.checkpoint_dir).map_err(|source| ConfigError::Read {
-        file: s.checkpoint_dir.display().to_string(),
-        source,
-    })?;
-    let text = toml::to_string(s).map_err(|e| ConfigError::Parse {
-        file: file.clone(),
-        why: e.to_string(),
-    })?;
-    crate::support::store::write_atomic(&path, text.as_bytes()).map_err(|e| ConfigError::Parse {
-        file,
-        why: e.to_string(),
-    })
+    folder.write_settings(s)
 }
 
 #[cfg(test)]
@@ -731,6 +738,85 @@ mod tests {
         }
     }
 
+    /// The "To continue it:" paragraph of a `models/runs/*/README.md`: the command that trains a
+    /// saved run on from one of its checkpoints.
+    struct ContinueCommand {
+        /// The README, as errors name it.
+        name: String,
+        readme: PathBuf,
+        /// The paragraph on one line.
+        paragraph: String,
+    }
+
+    impl ContinueCommand {
+        /// The command of the README `readme`, or None where it has none (or no README).
+        fn of(readme: PathBuf) -> Option<ContinueCommand> {
+            let text = std::fs::read_to_string(&readme).ok()?;
+            let at = text.find("To continue it:")?;
+            let paragraph = text[at..].split("\n\n").next().unwrap().replace('\n', " ");
+            let name = readme.display().to_string();
+            Some(ContinueCommand {
+                name,
+                readme,
+                paragraph,
+            })
+        }
+
+        /// The first word after `key`, without Markdown's backticks or quotes.
+        fn word_after(&self, key: &str) -> Option<String> {
+            let rest = self.paragraph.split(key).nth(1)?;
+            rest.split(|c: char| c.is_whitespace() || "`\"".contains(c))
+                .find(|w| !w.is_empty())
+                .map(str::to_string)
+        }
+
+        /// The epoch of the `ckpt-NNNNNN.bin` it continues from, which must be committed in the
+        /// README's folder (the command copies it from there).
+        fn checkpoint_epoch(&self) -> u64 {
+            let name = &self.name;
+            let checkpoint: u64 = self
+                .word_after("ckpt-")
+                .and_then(|w| w.strip_suffix(".bin").map(str::to_string))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: no ckpt-NNNNNN.bin to continue from"));
+            let file = self
+                .readme
+                .with_file_name(format!("ckpt-{checkpoint:06}.bin"));
+            assert!(
+                file.is_file(),
+                "{name}: continues from {}, not in the folder",
+                file.display()
+            );
+            checkpoint
+        }
+
+        /// Its profile: `--profile P`, or `make train-default[-X]`, which runs profile
+        /// `default-15x15[-X]` (the Makefile's targets).
+        fn profile(&self) -> String {
+            self.word_after("--profile ")
+                .or_else(|| {
+                    self.word_after("make ")
+                        .map(|t| t.replace("train-default", "default-15x15"))
+                })
+                .unwrap_or_else(|| panic!("{}: no make target or --profile", self.name))
+        }
+
+        /// The epoch the run stops after: its profile's, or the command's own `--epochs` and
+        /// `--stop-after-epoch`.
+        fn stop_epoch(&self, presets: &Path, profile: &str) -> u64 {
+            let mut args = vec!["trainer".to_string()];
+            for flag in ["--epochs", "--stop-after-epoch"] {
+                if let Some(n) = self.word_after(&format!("{flag} ")) {
+                    args.extend([flag.to_string(), n]);
+                }
+            }
+            let m = Cli::command().try_get_matches_from(&args).unwrap();
+            let r = resolve(&m, Some(presets), Some(profile))
+                .unwrap_or_else(|e| panic!("{}: profile {profile}: {e}", self.name));
+            r.settings.last_epoch()
+        }
+    }
+
     /// Every "To continue it:" command of `models/runs/*/README.md` trains at least one epoch: the
     /// checkpoint it copies is before the epoch its profile (with the command's own
     /// `--stop-after-epoch`, if any) stops after. Such a command that trains nothing then ships
@@ -741,53 +827,17 @@ mod tests {
         let presets = root.join("trainer/presets.toml");
         let mut checked = Vec::new();
         for entry in std::fs::read_dir(root.join("models/runs")).unwrap() {
-            let readme = entry.unwrap().path().join("README.md");
-            let Ok(text) = std::fs::read_to_string(&readme) else {
+            let Some(command) = ContinueCommand::of(entry.unwrap().path().join("README.md")) else {
                 continue;
             };
-            let Some(at) = text.find("To continue it:") else {
-                continue;
-            };
-            let paragraph = text[at..].split("\n\n").next().unwrap().replace('\n', " ");
-            let name = readme.display().to_string();
-            // The first word after `key` in the paragraph, without Markdown's backticks or quotes.
-            let word_after = |key: &str| {
-                let rest = paragraph.split(key).nth(1)?;
-                rest.split(|c: char| c.is_whitespace() || c == '`' || c == '"')
-                    .find(|w| !w.is_empty())
-                    .map(str::to_string)
-            };
-            let checkpoint: u64 = word_after("ckpt-")
-                .and_then(|w| w.strip_suffix(".bin").map(str::to_string))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("{name}: no ckpt-NNNNNN.bin to continue from"));
-            // The command copies the checkpoint from this folder: it must be committed there.
-            let file = readme.with_file_name(format!("ckpt-{checkpoint:06}.bin"));
-            assert!(
-                file.is_file(),
-                "{name}: continues from {}, not in the folder",
-                file.display()
-            );
-            // `make train-default[-X]` runs profile `default-15x15[-X]` (the Makefile's targets).
-            let profile = word_after("--profile ")
-                .or_else(|| {
-                    word_after("make ").map(|t| t.replace("train-default", "default-15x15"))
-                })
-                .unwrap_or_else(|| panic!("{name}: no make target or --profile"));
-            let mut args = vec!["trainer".to_string()];
-            for flag in ["--epochs", "--stop-after-epoch"] {
-                if let Some(n) = word_after(&format!("{flag} ")) {
-                    args.extend([flag.to_string(), n]);
-                }
-            }
-            let m = Cli::command().try_get_matches_from(&args).unwrap();
-            let r = resolve(&m, Some(&presets), Some(&profile))
-                .unwrap_or_else(|e| panic!("{name}: profile {profile}: {e}"));
-            let stop = r.settings.last_epoch();
+            let checkpoint = command.checkpoint_epoch();
+            let profile = command.profile();
+            let stop = command.stop_epoch(&presets, &profile);
             assert!(
                 stop > checkpoint,
-                "{name}: continuing from epoch {checkpoint} with profile {profile} stops after \
-                 epoch {stop}: it trains nothing (give it a later --stop-after-epoch)"
+                "{}: continuing from epoch {checkpoint} with profile {profile} stops after \
+                 epoch {stop}: it trains nothing (give it a later --stop-after-epoch)",
+                command.name
             );
             checked.push(profile);
         }

@@ -5,8 +5,9 @@
 //! Modules: `payload` (versioned, checksummed, size-capped frames through `store::encode`),
 //! `conn` (one Redis connection with reconnect/backoff and the key layout), `queue` (stream,
 //! consumer group, models, heartbeats, counters), `selfplay_worker`, `train_worker`, `monitor`,
-//! `cli` (the subcommands). Depends on the trainer's `store`, `replay`, `checkpoint`, `selfplay`,
-//! `net_eval`, `optim`, `run::losses`, `device`; nothing in the trainer depends on this module.
+//! `cli` (the subcommands; their flags are declared in `config::commands`). Depends on every room
+//! of the trainer (`support`, `config`, `network`, `training`, `selfplay`, `run::set_threads`);
+//! nothing in the trainer depends on this module.
 
 pub mod cli;
 pub mod conn;

@@ -15,15 +15,15 @@
 //! on the classical evaluator, at equal time per move) are drawn dashed, each at where the run
 //! stood when it wrote that epoch's export.
 //!
-//! Depends on `config` (the run's settings), `equal_time` (its records) and plotters; reads
-//! `metrics.jsonl` records written by `metrics`.
+//! Depends on `config::RunFolder` (the run's settings and files), `equal_time` (its records),
+//! `support::plot` and plotters; reads `metrics.jsonl` records written by `support::metrics`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::config::Settings;
+use crate::config::RunFolder;
 use crate::support::plot::{DrawResult, EloChart as Chart};
 
 /// One evaluation against the classical evaluator, where the run stood when it was played.
@@ -206,11 +206,12 @@ pub fn parse(label: &str, text: &str, cores: f64) -> Curve {
     }
 }
 
-/// Cores a run was given, from its `settings.toml` (1 when it has none).
-fn cores(dir: &Path) -> f64 {
-    let text = std::fs::read_to_string(dir.join("settings.toml")).unwrap_or_default();
-    let Ok(s) = toml::from_str::<Settings>(&text) else {
-        return 1.0;
+/// Cores a run was given, from its `settings.toml`: the defaults' for a folder from before the
+/// file existed, 1 when the file does not read.
+fn cores(run: &RunFolder) -> f64 {
+    let s = match run.settings() {
+        Ok(s) => s.unwrap_or_default(),
+        Err(_) => return 1.0,
     };
     s.torch_threads().max(s.parallel_workers).max(1) as f64
 }
@@ -219,13 +220,11 @@ fn cores(dir: &Path) -> f64 {
 pub fn draw_runs(runs: &[PathBuf], out: &Path) -> anyhow::Result<Vec<Curve>> {
     let mut curves = Vec::new();
     for dir in runs {
-        let path = dir.join("metrics.jsonl");
+        let run = RunFolder::new(dir);
+        let path = run.metrics_path();
         let text = std::fs::read_to_string(&path)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let label = dir
-            .file_name()
-            .map_or("run".into(), |n| n.to_string_lossy().into_owned());
-        let mut c = parse(&label, &text, cores(dir));
+        let mut c = parse(&run.name(), &text, cores(&run));
         c.add_equal_time(&crate::matches::equal_time::read(dir));
         if c.points.is_empty() && c.sweeps.is_empty() && c.equal_time.is_empty() {
             anyhow::bail!(

@@ -11,49 +11,20 @@
 //! slower per evaluation than the classical evaluator. The manager and engine are the ones the
 //! README's tournament figures come from, so the points compare with them.
 //!
-//! Depends on `config` (each run's `settings.toml`), `store` (the numbered exports), `metrics` (the
-//! records), `elo` and `arena` (the result in words) and on the `pbrain-fivezero` and `fivezero-tools` binaries (by default next to this
-//! one).
+//! Depends on `config::RunFolder` (each run's `settings.toml` and numbered exports),
+//! `support::metrics` (the records), `elo` and `arena` (the result in words), and on the
+//! `pbrain-fivezero` and `fivezero-tools` binaries (by default next to this one).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
 
-use crate::config::Settings;
+use crate::config::commands::EqualTimeOptions;
+use crate::config::{RunFolder, Settings};
 
 /// The file of a run folder that holds its equal-time results.
 pub const FILE: &str = "equal-time.jsonl";
-
-/// How the matches are played (the flags of `trainer equal-time`).
-#[derive(Clone, Debug, clap::Args)]
-pub struct Options {
-    /// Epochs to play (comma-separated); default: every --every-th export and the last.
-    #[arg(long, value_delimiter = ',')]
-    pub epochs: Vec<u64>,
-    #[arg(long, default_value_t = 10)]
-    pub every: u64,
-    /// Games per epoch (each opening twice, colours swapped).
-    #[arg(long, default_value_t = 40)]
-    pub games: u32,
-    /// Time per move, ms (both engines).
-    #[arg(long, default_value_t = 1000)]
-    pub turn_ms: u64,
-    /// Time per game and engine, ms [default: 60 x --turn-ms].
-    #[arg(long)]
-    pub match_ms: Option<u64>,
-    /// Games played at the same time (each a pair of engine processes; one core each).
-    #[arg(long, default_value_t = 2)]
-    pub concurrency: u32,
-    #[arg(long, default_value = "tools/openings/balanced-3stone.txt")]
-    pub openings: PathBuf,
-    /// Memory limit per engine (Gomocup's is 350 MiB).
-    #[arg(long, default_value = "350M")]
-    pub max_memory: String,
-    /// Where pbrain-fivezero and fivezero-tools are [default: this program's folder].
-    #[arg(long)]
-    pub bin_dir: Option<PathBuf>,
-}
 
 /// One epoch's result, a line of `equal-time.jsonl` (with `kind`, `time_s` from `metrics`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -73,7 +44,7 @@ pub struct Record {
 impl Record {
     /// Whether this is the result `options` would play for `epoch` (its clock, game count and
     /// openings): another count or other openings play again, and `trainer curve` adds the games.
-    fn played_as(&self, epoch: u64, options: &Options, match_ms: u64) -> bool {
+    fn played_as(&self, epoch: u64, options: &EqualTimeOptions, match_ms: u64) -> bool {
         self.epoch == epoch
             && self.turn_ms == options.turn_ms
             && self.match_ms == match_ms
@@ -92,7 +63,7 @@ pub fn read(dir: &Path) -> Vec<Record> {
 }
 
 /// The epochs `options` picks out of the exports `available` (ascending).
-fn pick(available: &[u64], options: &Options) -> anyhow::Result<Vec<u64>> {
+fn pick(available: &[u64], options: &EqualTimeOptions) -> anyhow::Result<Vec<u64>> {
     if !options.epochs.is_empty() {
         for e in &options.epochs {
             if !available.contains(e) {
@@ -117,21 +88,72 @@ fn pick(available: &[u64], options: &Options) -> anyhow::Result<Vec<u64>> {
 
 /// Plays the picked epochs of run folder `dir` that `equal-time.jsonl` does not have yet at these
 /// settings, appending each result as soon as its match ends; returns the new records.
-pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
-    let settings_path = dir.join("settings.toml");
-    let text = std::fs::read_to_string(&settings_path)
-        .with_context(|| format!("cannot read {}", settings_path.display()))?;
-    let settings: Settings = toml::from_str(&text)
-        .with_context(|| format!("{} is not a run's settings", settings_path.display()))?;
-    let models = dir.join("models");
-    let exports = crate::support::store::numbered_files(&models, "model-", ".onnx")
-        .with_context(|| format!("cannot list {}", models.display()))?;
+pub fn run(dir: &Path, options: &EqualTimeOptions) -> anyhow::Result<Vec<Record>> {
+    let folder = RunFolder::new(dir);
+    let settings = run_settings(&folder)?;
+    let exports = folder
+        .exports()
+        .with_context(|| format!("cannot list {}", folder.models().display()))?;
     if exports.is_empty() {
-        bail!("{} holds no model-NNNNNN.onnx export", models.display());
+        bail!(
+            "{} holds no model-NNNNNN.onnx export",
+            folder.models().display()
+        );
     }
     let available: Vec<u64> = exports.iter().map(|(e, _)| *e).collect();
     let match_ms = options.match_ms.unwrap_or(options.turn_ms * 60);
     let done = read(dir);
+    let bins = binaries(options)?;
+    let mut metrics = crate::support::metrics::Metrics::open(&dir.join(FILE))
+        .with_context(|| format!("cannot open {}", dir.join(FILE).display()))?;
+    let mut new = Vec::new();
+    for epoch in pick(&available, options)? {
+        if done.iter().any(|r| r.played_as(epoch, options, match_ms)) {
+            eprintln!(
+                "equal-time: {} epoch {epoch}: already played ({} games at {} ms/move from {})",
+                dir.display(),
+                options.games,
+                options.turn_ms,
+                options.openings.display()
+            );
+            continue;
+        }
+        let model = &exports[available.binary_search(&epoch).expect("picked")].1;
+        refuse_unclaimed(model, &settings)?;
+        let name = format!("epoch-{epoch}");
+        let json = play_tournament(&bins, model, epoch, &name, &settings, options, dir)?;
+        let record = record_of(&json, &name, epoch, model, options, match_ms)?;
+        metrics
+            .log(
+                "equal_time",
+                serde_json::to_value(&record).expect("a record serializes"),
+            )
+            .with_context(|| format!("cannot append to {}", dir.join(FILE).display()))?;
+        eprintln!("{}", result_line(dir, epoch, &record));
+        new.push(record);
+    }
+    Ok(new)
+}
+
+/// The settings the run folder was started with: its rule and board size are the matches'.
+fn run_settings(folder: &RunFolder) -> anyhow::Result<Settings> {
+    let path = folder.settings_path();
+    folder
+        .settings()
+        .with_context(|| format!("{} is not a run's settings", path.display()))?
+        .with_context(|| format!("cannot read {}: the run folder has none", path.display()))
+}
+
+/// The programs an equal-time match runs.
+struct Binaries {
+    /// `fivezero-tools`, whose tournament manager plays the games.
+    tools: PathBuf,
+    /// `pbrain-fivezero`, on both sides.
+    engine: PathBuf,
+}
+
+/// The tournament manager and the engine: `--bin-dir`, else this program's folder.
+fn binaries(options: &EqualTimeOptions) -> anyhow::Result<Binaries> {
     let bin_dir = match &options.bin_dir {
         Some(d) => d.clone(),
         None => std::env::current_exe()
@@ -150,90 +172,87 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
             );
         }
     }
-    let mut metrics = crate::support::metrics::Metrics::open(&dir.join(FILE))
-        .with_context(|| format!("cannot open {}", dir.join(FILE).display()))?;
-    let mut new = Vec::new();
-    for epoch in pick(&available, options)? {
-        if done.iter().any(|r| r.played_as(epoch, options, match_ms)) {
-            eprintln!(
-                "equal-time: {} epoch {epoch}: already played ({} games at {} ms/move from {})",
-                dir.display(),
-                options.games,
-                options.turn_ms,
-                options.openings.display()
-            );
-            continue;
-        }
-        let model = &exports[available.binary_search(&epoch).expect("picked")].1;
-        // A model that does not claim the run's game would be played by the classical evaluator
-        // (the engine says so per game, after the START message this checks): refuse it here.
-        let bytes =
-            std::fs::read(model).with_context(|| format!("cannot read {}", model.display()))?;
-        let meta = engine::net::model_meta(&bytes)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
-        let size = settings.board_size;
-        if let Some(why) = meta.refuses(settings.rule, size, size) {
-            bail!(
-                "{}: {why}: the engine would not play it here",
-                model.display()
-            );
-        }
-        let summary = dir.join("equal-time.partial.json");
-        let name = format!("epoch-{epoch}");
-        let network = engine_spec(&engine, model, &name)?;
-        let classical = engine_spec(&engine, Path::new("none"), "classical")?;
-        let status = Command::new(&tools)
-            .arg("tournament")
-            .args(["--engine", &network, "--engine", &classical])
-            .args(["--games", &options.games.to_string(), "--repeat"])
-            .args(["--concurrency", &options.concurrency.max(1).to_string()])
-            .args(["--rule", &settings.rule.to_string()])
-            .args(["--size", &settings.board_size.to_string()])
-            .args(["--turn-ms", &options.turn_ms.to_string()])
-            .args(["--match-ms", &match_ms.to_string()])
-            .args(["--max-memory", &options.max_memory, "--suspend"])
-            .arg("--openings")
-            .arg(&options.openings)
-            .arg("--json")
-            .arg(&summary)
-            .status()
-            .with_context(|| format!("cannot start {}", tools.display()))?;
-        if !status.success() {
-            bail!("the tournament of epoch {epoch} failed ({status})");
-        }
-        let json = std::fs::read_to_string(&summary)
-            .with_context(|| format!("cannot read {}", summary.display()))?;
-        let _ = std::fs::remove_file(&summary);
-        let record = record_of(&json, &name, epoch, model, options, match_ms)?;
-        metrics
-            .log(
-                "equal_time",
-                serde_json::to_value(&record).expect("a record serializes"),
-            )
-            .with_context(|| format!("cannot append to {}", dir.join(FILE).display()))?;
-        let r = &record;
-        let (elo, elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
-        let result = crate::matches::arena::MatchResult {
-            wins: r.wins,
-            draws: r.draws,
-            losses: r.losses,
-            elo,
-            elo_error,
-            ..Default::default()
-        };
-        eprintln!(
-            "equal-time: {} epoch {epoch}: {}-{}-{} at {} ms/move, {}, {} forfeits",
-            dir.display(),
-            r.wins,
-            r.draws,
-            r.losses,
-            r.turn_ms,
-            result.elo_text(),
-            r.forfeits
+    Ok(Binaries { tools, engine })
+}
+
+/// A model that does not claim the run's game would be played by the classical evaluator (the
+/// engine says so per game, after the START message this checks): refused here.
+fn refuse_unclaimed(model: &Path, settings: &Settings) -> anyhow::Result<()> {
+    let bytes = std::fs::read(model).with_context(|| format!("cannot read {}", model.display()))?;
+    let meta =
+        engine::net::model_meta(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let size = settings.board_size;
+    if let Some(why) = meta.refuses(settings.rule, size, size) {
+        bail!(
+            "{}: {why}: the engine would not play it here",
+            model.display()
         );
-        new.push(record);
     }
-    Ok(new)
+    Ok(())
+}
+
+/// Plays `model` (epoch `epoch`, named `name`) against the classical evaluator under the
+/// tournament manager; returns the manager's JSON summary.
+fn play_tournament(
+    bins: &Binaries,
+    model: &Path,
+    epoch: u64,
+    name: &str,
+    settings: &Settings,
+    options: &EqualTimeOptions,
+    dir: &Path,
+) -> anyhow::Result<String> {
+    let Binaries { tools, engine } = bins;
+    let match_ms = options.match_ms.unwrap_or(options.turn_ms * 60);
+    let summary = dir.join("equal-time.partial.json");
+    let network = engine_spec(engine, model, name)?;
+    let classical = engine_spec(engine, Path::new("none"), "classical")?;
+    let status = Command::new(tools)
+        .arg("tournament")
+        .args(["--engine", &network, "--engine", &classical])
+        .args(["--games", &options.games.to_string(), "--repeat"])
+        .args(["--concurrency", &options.concurrency.max(1).to_string()])
+        .args(["--rule", &settings.rule.to_string()])
+        .args(["--size", &settings.board_size.to_string()])
+        .args(["--turn-ms", &options.turn_ms.to_string()])
+        .args(["--match-ms", &match_ms.to_string()])
+        .args(["--max-memory", &options.max_memory, "--suspend"])
+        .arg("--openings")
+        .arg(&options.openings)
+        .arg("--json")
+        .arg(&summary)
+        .status()
+        .with_context(|| format!("cannot start {}", tools.display()))?;
+    if !status.success() {
+        bail!("the tournament of epoch {epoch} failed ({status})");
+    }
+    let json = std::fs::read_to_string(&summary)
+        .with_context(|| format!("cannot read {}", summary.display()))?;
+    let _ = std::fs::remove_file(&summary);
+    Ok(json)
+}
+
+/// One epoch's result in words.
+fn result_line(dir: &Path, epoch: u64, r: &Record) -> String {
+    let (elo, elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+    let result = crate::matches::arena::MatchResult {
+        wins: r.wins,
+        draws: r.draws,
+        losses: r.losses,
+        elo,
+        elo_error,
+        ..Default::default()
+    };
+    format!(
+        "equal-time: {} epoch {epoch}: {}-{}-{} at {} ms/move, {}, {} forfeits",
+        dir.display(),
+        r.wins,
+        r.draws,
+        r.losses,
+        r.turn_ms,
+        result.elo_text(),
+        r.forfeits
+    )
 }
 
 /// A `--engine` spec: the engine on `model` ("none": the classical evaluator).
@@ -262,7 +281,7 @@ fn record_of(
     name: &str,
     epoch: u64,
     model: &Path,
-    options: &Options,
+    options: &EqualTimeOptions,
     match_ms: u64,
 ) -> anyhow::Result<Record> {
     let v: serde_json::Value =
@@ -304,8 +323,8 @@ fn record_of(
 mod tests {
     use super::*;
 
-    fn options(epochs: &[u64], every: u64) -> Options {
-        Options {
+    fn options(epochs: &[u64], every: u64) -> EqualTimeOptions {
+        EqualTimeOptions {
             epochs: epochs.to_vec(),
             every,
             games: 2,
@@ -366,14 +385,14 @@ mod tests {
         assert_eq!((r.epoch, r.turn_ms, r.match_ms), (7, 100, 6000));
         // Played as asked only with the same count of games (10 here, 2 asked), openings, clock.
         assert!(!r.played_as(7, &o, 6000));
-        let ten = Options {
+        let ten = EqualTimeOptions {
             games: 10,
             ..o.clone()
         };
         assert!(r.played_as(7, &ten, 6000));
         assert!(!r.played_as(8, &ten, 6000));
         assert!(!r.played_as(7, &ten, 9000));
-        let other = Options {
+        let other = EqualTimeOptions {
             openings: PathBuf::from("other.txt"),
             ..ten.clone()
         };

@@ -129,7 +129,7 @@ pub fn onnx_selfplay(
         sessions,
         threads_intra: (s.torch_threads() / sessions).max(1),
         device: OrtDevice::Cpu,
-        batch: 16,
+        batch: s.onnx_batch,
         cache_entries: 0,
     };
     eprintln!(

@@ -1,13 +1,15 @@
 //! Optimizers written out over named tensors (SGD with momentum and L2 weight decay, AdamW with
-//! decoupled decay; both decay only the conv and dense weights, not biases or BatchNorm), so their state is plain data a checkpoint can save and restore exactly, and
-//! the learning-rate schedule (linear warm-up, cosine decay to a floor).
+//! decoupled decay; both decay only the conv and dense weights, not biases or BatchNorm), so their
+//! state is plain data a checkpoint can save and restore exactly, and the learning-rate schedule
+//! (linear warm-up, cosine decay to a floor). Every number of it is a setting (`config`):
+//! `OptimConfig::from_settings`.
 //!
-//! Depends on tch only.
+//! Depends on tch, `model` (which variables decay) and `config`.
 
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor, nn};
 
-use crate::config::OptimizerKind;
+use crate::config::{OptimizerKind, Settings};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OptimConfig {
@@ -21,21 +23,22 @@ pub struct OptimConfig {
     pub min_lr_ratio: f64,
 }
 
-impl Default for OptimConfig {
-    fn default() -> Self {
+impl OptimConfig {
+    /// The optimizer and schedule the settings ask for, over `schedule_steps` steps: the warm-up
+    /// takes at most a tenth of them (plus one), and the schedule is longer than the warm-up.
+    pub fn from_settings(s: &Settings, schedule_steps: u64) -> OptimConfig {
+        let total_steps = schedule_steps.max(s.warmup_steps + 1);
         OptimConfig {
-            kind: OptimizerKind::Adamw,
-            lr: 2e-3,
-            weight_decay: 0.1,
-            momentum: 0.9,
-            warmup_steps: 50,
-            total_steps: 10_000,
-            min_lr_ratio: 0.1,
+            kind: s.optimizer,
+            lr: s.lr,
+            weight_decay: s.weight_decay,
+            momentum: s.momentum,
+            warmup_steps: s.warmup_steps.min(total_steps / 10 + 1),
+            total_steps,
+            min_lr_ratio: s.min_lr_ratio,
         }
     }
-}
 
-impl OptimConfig {
     pub fn lr_at(&self, step: u64) -> f64 {
         if step < self.warmup_steps {
             return self.lr * (step + 1) as f64 / self.warmup_steps as f64;

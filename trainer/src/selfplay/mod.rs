@@ -19,11 +19,13 @@
 //! `Backend` trait, in `net_eval`; a failed forward stops self-play rather than train on
 //! made-up priors).
 //!
-//! A status callback sees every step (games done and running, moves, leaves): `progress` turns it
-//! into a bar or lines without touching the games.
+//! A status callback sees every step (games done and running, moves, leaves: `status`), which a
+//! `support::progress` reporter turns into a bar or lines without touching the games. The room
+//! also holds Gumbel root search (`gumbel`), the epoch's up-front time estimate (`estimate`) and
+//! the warm-start games of the classical search (`bootstrap`).
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval::network`, `replay::GameRecord` and
-//! `progress::SelfPlayStatus`.
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::network`, `training::replay`
+//! (`GameRecord`), `config` and `support::progress`.
 
 pub mod bootstrap;
 pub mod estimate;

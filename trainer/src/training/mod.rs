@@ -4,7 +4,11 @@
 //! and the distributed train worker (`distributed::train_worker`) both drive one, so a step, a
 //! checkpoint and an exported model mean the same in both.
 //!
-//! Depends on `config`, `model`, `optim`, `replay`, `checkpoint`, `net_eval`, `arena`, `store`.
+//! The room also holds the replay store the trainer samples from (`replay`) and the probe of the
+//! network's prior on available fives (`probe`).
+//!
+//! Depends on `config`, `network` (`model`, `optim`, `checkpoint`, `net_eval`), `replay`,
+//! `matches::arena` and `support::store`.
 
 pub mod probe;
 pub mod replay;
@@ -186,16 +190,7 @@ impl Trainer {
         let config = s.model_preset.config();
         let vs = nn::VarStore::new(device);
         let net = Net::for_training(&vs.root(), config, s.aux_policy_weight > 0.0);
-        let mut optim = OptimConfig {
-            kind: s.optimizer,
-            lr: s.lr,
-            weight_decay: s.weight_decay,
-            momentum: s.momentum,
-            ..OptimConfig::default()
-        };
-        optim.total_steps = schedule_steps.max(optim.warmup_steps + 1);
-        optim.warmup_steps = optim.warmup_steps.min(optim.total_steps / 10 + 1);
-        let opt = Optimizer::new(&vs, optim);
+        let opt = Optimizer::new(&vs, OptimConfig::from_settings(s, schedule_steps));
         let replay = Replay::open(&s.checkpoint_dir.join("replay"), s.replay_window, warn)?;
         let best = if keep_best {
             let net = Arc::new(TchNet::evaluator(config, device, "best", 1));

@@ -7,6 +7,7 @@ use engine::eval::onnx::{Device as OrtDevice, OnnxModel};
 use engine::game::{Board, Pos, Rule};
 use engine::net::{ModelMeta, Preset, reference_forward, write_model_file};
 use tch::{Device, Kind, Tensor, nn};
+use trainer::config::Settings;
 use trainer::network::model::{Net, to_vec, trainable_params};
 use trainer::network::optim::{OptimConfig, Optimizer};
 
@@ -57,7 +58,7 @@ fn exported_onnx_matches_tch_eval_forward() {
         OptimConfig {
             lr: 1e-2,
             warmup_steps: 1,
-            ..OptimConfig::default()
+            ..OptimConfig::from_settings(&Settings::default(), 10_000)
         },
     );
     let n = 6;
@@ -225,7 +226,7 @@ fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
     let fast = OptimConfig {
         lr: 1e-2,
         warmup_steps: 1,
-        ..OptimConfig::default()
+        ..OptimConfig::from_settings(&Settings::default(), 10_000)
     };
     let mut opt = Optimizer::new(&vs, fast);
     let aux_loss = |net: &Net| {

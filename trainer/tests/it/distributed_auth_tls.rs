@@ -68,7 +68,7 @@ fn wait_for(url: &str) {
 
 #[test]
 fn auth_through_the_url() {
-    support::watchdog(120);
+    let _watchdog = support::watchdog(120);
     let port = free_port();
     let _s = start(&[
         "--bind".into(),
@@ -89,7 +89,7 @@ fn auth_through_the_url() {
 
 #[test]
 fn tls_through_rediss() {
-    support::watchdog(120);
+    let _watchdog = support::watchdog(120);
     let openssl = Command::new("openssl")
         .arg("version")
         .stdout(Stdio::null())

@@ -106,7 +106,7 @@ fn until_waiting(con: &mut redis::Connection, id: &str) {
 /// A fresh redis-server with a tiny model published and `games` games queued: the server (kept
 /// alive by the caller), its URL and a queue on it.
 fn server_with_queue(games: usize) -> (support::RedisServer, String, Queue) {
-    support::watchdog(240);
+    let _watchdog = support::watchdog(240);
     let server = support::RedisServer::tcp();
     let url = server.url.clone();
     let mut q = Queue::open(&url, "fz").unwrap();

@@ -15,7 +15,7 @@ const PER_WORKER: u64 = 24;
 
 #[test]
 fn two_workers_feed_a_trainer_and_pick_up_its_models() {
-    support::watchdog(240);
+    let _watchdog = support::watchdog(240);
     let server = support::RedisServer::tcp();
     let dir = tempfile::tempdir().unwrap();
     let url = server.url.clone();

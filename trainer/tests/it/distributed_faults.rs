@@ -65,7 +65,7 @@ fn stat(q: &mut Queue, k: &str) -> u64 {
 
 #[test]
 fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
-    support::watchdog(240);
+    let _watchdog = support::watchdog(240);
     let server = support::RedisServer::tcp();
     let url = server.url.clone();
     let tmp = tempfile::tempdir().unwrap();
@@ -180,7 +180,7 @@ fn consumer_crashes_lose_nothing_and_duplicate_nothing() {
 
 #[test]
 fn workers_reconnect_when_redis_restarts() {
-    support::watchdog(240);
+    let _watchdog = support::watchdog(240);
     let mut server = support::RedisServer::unix();
     let url = server.url.clone();
     let tmp = tempfile::tempdir().unwrap();

@@ -86,7 +86,7 @@ fn malformed_payloads_are_refused_by_kind() {
 
 #[test]
 fn train_worker_counts_and_acks_rejected_entries() {
-    support::watchdog(120);
+    let _watchdog = support::watchdog(120);
     let server = support::RedisServer::tcp();
     let dir = tempfile::tempdir().unwrap();
     let mut q = Queue::open(&server.url, "fz").unwrap();

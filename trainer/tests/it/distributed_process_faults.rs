@@ -242,7 +242,7 @@ fn wait_until(what: &str, secs: u64, procs: &[&Proc], mut done: impl FnMut() -> 
 
 #[test]
 fn killed_workers_trainer_and_redis_lose_and_duplicate_nothing() {
-    support::watchdog(300);
+    let _watchdog = support::watchdog(300);
     let t0 = Instant::now();
     let mut server = support::RedisServer::tcp();
     let url = server.url.clone();

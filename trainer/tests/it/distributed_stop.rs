@@ -154,7 +154,7 @@ fn games_pushed(q: &mut Queue) -> u64 {
 
 #[test]
 fn stopped_workers_push_their_batch_and_publish_their_steps() {
-    support::watchdog(300);
+    let _watchdog = support::watchdog(300);
     let server = support::RedisServer::tcp();
     let url = server.url.clone();
     let mut con = server.con();
@@ -209,7 +209,7 @@ fn stopped_workers_push_their_batch_and_publish_their_steps() {
 
 #[test]
 fn a_worker_stopped_before_any_model_exits_with_no_games() {
-    support::watchdog(120);
+    let _watchdog = support::watchdog(120);
     let server = support::RedisServer::tcp();
     let mut con = server.con();
     let tmp = tempfile::tempdir().unwrap();
@@ -241,7 +241,7 @@ fn a_worker_stopped_before_any_model_exits_with_no_games() {
 
 #[test]
 fn workers_stopped_while_redis_is_down_exit_at_once_and_keep_the_steps() {
-    support::watchdog(300);
+    let _watchdog = support::watchdog(300);
     let mut server = support::RedisServer::tcp();
     let url = server.url.clone();
     let mut con = server.con();

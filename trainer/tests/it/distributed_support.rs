@@ -3,9 +3,11 @@
 //! real self-play records from the tiny board, and a watchdog that keeps every test bounded.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use engine::eval::network::{NetEvaluator, UniformBackend};
@@ -152,13 +154,25 @@ impl Drop for RedisServer {
     }
 }
 
-/// Aborts the whole test binary if a test runs past `secs` (a hang must fail, not stall CI).
-pub fn watchdog(secs: u64) {
+/// Aborts the whole test binary if the test holding the returned guard runs past `secs` (a hang
+/// must fail, not stall CI). Every test shares the one binary, so the guard disarms it when the
+/// test ends: `let _watchdog = watchdog(secs);` (not `let _ =`, which drops it at once).
+#[must_use = "the watchdog is disarmed when its guard is dropped"]
+pub fn watchdog(secs: u64) -> Watchdog {
+    let (disarm, disarmed) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(secs));
-        eprintln!("watchdog: test ran past {secs} s");
-        std::process::abort();
+        if disarmed.recv_timeout(Duration::from_secs(secs)) == Err(RecvTimeoutError::Timeout) {
+            // Straight to stderr: the test harness captures eprintln! and would lose the line.
+            let _ = writeln!(std::io::stderr(), "watchdog: test ran past {secs} s");
+            std::process::abort();
+        }
     });
+    Watchdog { _disarm: disarm }
+}
+
+/// Disarms its watchdog when dropped (at the end of the test, passed or failed).
+pub struct Watchdog {
+    _disarm: std::sync::mpsc::Sender<()>,
 }
 
 /// The train worker's settings in these tests: the tiny net on 7x7, SGD, run folder `dir`.

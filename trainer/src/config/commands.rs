@@ -10,7 +10,8 @@ use clap::Args;
 use engine::game::Rule;
 use engine::openings::OpeningFormat;
 
-/// The flags of `trainer bootstrap`: warm-start games of the classical search.
+// The flags of `trainer bootstrap`: warm-start games of the classical search. (A `///` comment
+// here would replace the subcommand's own help text.)
 #[derive(Args, Debug, Clone)]
 pub struct BootstrapArgs {
     /// Games to play.
@@ -51,6 +52,7 @@ pub struct EqualTimeOptions {
     pub bin_dir: Option<PathBuf>,
 }
 
+// The Redis connection of the distributed subcommands.
 #[derive(Args, Debug, Clone)]
 pub struct RedisArgs {
     /// redis://[:password@]host:port[/db], rediss:// for TLS, redis+unix:///path.
@@ -138,8 +140,8 @@ pub struct MonitorArgs {
     pub interval_s: f64,
 }
 
-/// The flags of `trainer-eval`: the final network of a run against the uniform and classical
-/// evaluators at equal visits; board, rule, run folder and visits default to the profile's.
+// The flags of `trainer-eval`: the final network of a run against the uniform and classical
+// evaluators at equal visits; board, rule, run folder and visits default to the profile's.
 #[derive(Args, Debug, Clone)]
 pub struct EvalArgs {
     /// TOML file of training profiles (board, rule, run folder and visits come from it).

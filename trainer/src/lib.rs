@@ -2,7 +2,8 @@
 //! exporting every checkpoint to ONNX through `engine::net` (the one network contract) so the
 //! engine plays what the trainer learned. The engine never depends on this crate.
 //!
-//! Rooms, in dependency order (each uses only those above it):
+//! Rooms, in dependency order (each uses only those above it; a unit test may reach further, as
+//! `config`'s reads the shipped profiles' openings files with `matches::arena`):
 //! - `rng`, `elo`: the seeded random numbers and the Elo arithmetic;
 //! - `support`: checksummed atomic files, board symmetries, devices, stop signals, progress
 //!   lines, the metrics file and the training plot; nothing of games or training;
@@ -21,8 +22,8 @@
 //! Every program of the crate links libtorch, `trainer-eval` and the distributed self-play
 //! workers included: `trainer-eval` uses only `config` and `matches` (never tch), but tch is a
 //! plain dependency of this one crate, so a build without it needs a `tch` feature or a crate of
-//! its own; the self-play workers play with the tch network on CUDA and read the models they are
-//! sent as checkpoints of tch tensors.
+//! its own; the self-play workers search with the tch network wherever ONNX Runtime does not
+//! serve (CUDA, `selfplay_backend = "tch"`), loading the weights each published model carries.
 //!
 //! Only `run`, `main`, `support::progress`, `selfplay::bootstrap::run`, `matches::equal_time`
 //! (and the tournament it starts) and the distributed workers print.

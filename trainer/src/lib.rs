@@ -6,7 +6,7 @@
 //! `config`'s reads the shipped profiles' openings files with `matches::arena`):
 //! - `rng`, `elo`: the seeded random numbers and the Elo arithmetic;
 //! - `support`: checksummed atomic files, board symmetries, devices, stop signals, progress
-//!   lines, the metrics file and the training plot; nothing of games or training;
+//!   lines, the metrics file and the training plot; nothing of self-play or training;
 //! - `config`: the settings, declared once (flags, profiles, defaults), and the run folder;
 //! - `network`: the tch model, its optimizers, checkpoints, and its backends for the engine's
 //!   search (libtorch, or its ONNX export on ONNX Runtime);

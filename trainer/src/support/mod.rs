@@ -1,4 +1,4 @@
-//! Plumbing that knows nothing of games or training: checksummed atomic files (`store`), the
+//! Plumbing that knows nothing of self-play or training: checksummed atomic files (`store`), the
 //! board's eight symmetries (`symmetry`), where the network runs (`device`), stop requests from
 //! SIGINT/SIGTERM (`stop`), what long work shows while it runs (`progress`), the metrics file
 //! (`metrics`) and the training plot drawn from it (`plot`).

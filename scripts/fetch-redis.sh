@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provides the redis-server the distributed tests start (trainer/tests/distributed_*.rs), as the
+# Provides the redis-server the distributed tests start (trainer/tests/it/distributed_*.rs), as the
 # link third_party/redis/redis-server, from the first of:
 #   1. a redis-server on PATH that speaks TLS (the rediss:// test needs TLS);
 #   2. Debian's redis-server (built with TLS) and the openssl command (the rediss:// test makes its

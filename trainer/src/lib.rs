@@ -1,44 +1,48 @@
 //! fivezero's trainer: AlphaZero-style self-play, replay store and network training with tch,
 //! exporting every checkpoint to ONNX through `engine::net` (the one network contract) so the
-//! engine plays what the trainer learned.
+//! engine plays what the trainer learned. The engine never depends on this crate.
 //!
-//! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
-//! `device`, `optim`, `config` (the settings, declared once: flags, profiles, defaults), `model`
-//! (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows while it
-//! runs), `gumbel` (Gumbel root search: sequential halving, completed-Q targets), `selfplay`,
-//! `net_eval` (the tch backend of the engine's network seam), `probe` (the network's prior on
-//! available fives), `elo`, `arena` (evaluation matches), `training` (`Trainer`: step, resume,
-//! checkpoint, export, evaluation), `bootstrap` (warm-start games of the classical search),
-//! `metrics`, `plot` (training.png), `stop` (SIGINT/SIGTERM: stop after the epoch in progress),
-//! `equal_time` (a run's saved networks against the classical evaluator at equal time per move,
-//! in the tournament manager), `curve` (Elo against the classical evaluator by CPU-hours, across
-//! runs), `run` (the single-machine loop) and `distributed` (Redis workers over the same
-//! `Trainer`). Only `run`, `main`, `progress`, `bootstrap::run`, `equal_time` (and the tournament
-//! it starts) and the distributed workers print.
-//! The engine never depends on this crate.
+//! Rooms, in dependency order (each uses only those above it; a unit test may reach further, as
+//! `config`'s reads the shipped profiles' openings files with `matches::arena`):
+//! - `rng`, `elo`: the seeded random numbers and the Elo arithmetic;
+//! - `support`: checksummed atomic files, board symmetries, devices, stop signals, progress
+//!   lines, the metrics file and the training plot; nothing of self-play or training;
+//! - `config`: the settings, declared once (flags, profiles, defaults), and the run folder;
+//! - `network`: the tch model, its optimizers, checkpoints, and its backends for the engine's
+//!   search (libtorch, or its ONNX export on ONNX Runtime);
+//! - `matches`: networks measured by playing (evaluation matches, equal-time matches in the
+//!   tournament manager, the learning curve across runs);
+//! - `training`: the replay store, the five-prior probe and `Trainer` (step, resume, checkpoint,
+//!   export, evaluation);
+//! - `selfplay`: self-play games (Gumbel root search included), their status and time estimate,
+//!   and the warm-start games of the classical search (`bootstrap`);
+//! - `run`: the single-machine loop;
+//! - `distributed`: Redis workers over the same `Trainer` and self-play.
+//!
+//! Every program of the crate links libtorch, `trainer-eval` and the distributed self-play
+//! workers included: `trainer-eval` uses only `config` and `matches` (never tch), but tch is a
+//! plain dependency of this one crate, so a build without it needs a `tch` feature or a crate of
+//! its own; the self-play workers search with the tch network wherever ONNX Runtime does not
+//! serve (CUDA, `selfplay_backend = "tch"`), loading the weights each published model carries.
+//!
+//! Only `run`, `main`, `support::progress`, `selfplay::bootstrap::run`, `matches::equal_time`
+//! (and the tournament it starts) and the distributed workers print.
 
-pub mod arena;
-pub mod bootstrap;
-pub mod checkpoint;
-pub mod config;
-pub mod curve;
-pub mod device;
-pub mod distributed;
 pub mod elo;
-pub mod equal_time;
-pub mod gumbel;
-pub mod metrics;
-pub mod model;
-pub mod net_eval;
-pub mod optim;
-pub mod plot;
-pub mod probe;
-pub mod progress;
-pub mod replay;
 pub mod rng;
-pub mod run;
-pub mod selfplay;
-pub mod stop;
-pub mod store;
-pub mod symmetry;
+
+pub mod support;
+
+pub mod config;
+
+pub mod network;
+
+pub mod matches;
+
 pub mod training;
+
+pub mod selfplay;
+
+pub mod run;
+
+pub mod distributed;

@@ -3,11 +3,12 @@
 //! train-fast`), then the flags given here; `config::Settings` declares all three at once. Every
 //! value is checked, and the run folder against the network it holds, before any work starts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches, Parser};
+use trainer::config::commands::{BootstrapArgs, EqualTimeOptions};
 use trainer::config::{self, Resolved, Settings};
 use trainer::distributed::cli::Command as Distributed;
 
@@ -34,14 +35,7 @@ struct Cli {
 enum Command {
     /// Warm start: games of the engine's classical search with tactics, written to the replay
     /// folder of --checkpoint-dir; the next `trainer` run there trains on them first.
-    Bootstrap {
-        /// Games to play.
-        #[arg(long, default_value_t = 256)]
-        games: usize,
-        /// Fresh playouts per move.
-        #[arg(long, default_value_t = 800)]
-        visits: u64,
-    },
+    Bootstrap(BootstrapArgs),
     /// The learning curve: Elo against the classical evaluator by CPU-hours and by games played,
     /// one line per run folder (runs trained with eval_vs_classical), drawn into a PNG.
     Curve {
@@ -62,7 +56,7 @@ enum Command {
         #[arg(required = true)]
         runs: Vec<PathBuf>,
         #[command(flatten)]
-        options: trainer::equal_time::Options,
+        options: EqualTimeOptions,
     },
     /// Starts the run folder --checkpoint-dir, for --rule, from a checkpoint trained on another
     /// rule: the network's weights on the old rule's input plane are copied onto the new one's,
@@ -92,7 +86,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    trainer::device::load_cuda_early();
+    trainer::support::device::load_cuda_early();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -115,9 +109,42 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
     for line in &r.overridden {
         eprintln!("trainer: {line}");
     }
-    // These read run folders (or none) without taking one over: the curve, equal-time, export,
-    // the self-play worker and the monitor.
-    let folder_free = matches!(
+    if takes_over_the_run_folder(&command) {
+        config::check_run_folder(&r)?;
+    }
+    let s = &r.settings;
+    match command {
+        Some(Command::Distributed(cmd)) => {
+            if cmd.produces_work() {
+                trainer::support::stop::install()?;
+            }
+            trainer::distributed::cli::run(cmd, s)?;
+            Ok(stopped_or_success())
+        }
+        Some(Command::Bootstrap(BootstrapArgs { games, visits })) => {
+            trainer::support::stop::install()?;
+            trainer::run::set_threads(s);
+            trainer::selfplay::bootstrap::run(s, games, visits)?;
+            Ok(stopped_or_success())
+        }
+        Some(Command::Curve { out, runs }) => curve(&runs, &out),
+        Some(Command::EqualTime { runs, options }) => {
+            for run in &runs {
+                trainer::matches::equal_time::run(run, &options)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::TransferRule { from, from_rule }) => transfer_rule(s, &from, from_rule),
+        Some(Command::Export { checkpoint, out }) => export(s, &checkpoint, &out),
+        None => train(s),
+    }
+}
+
+/// Whether `command` writes into the run folder (so its settings are checked against the
+/// folder's, and recorded there): all but the curve, equal-time, export, the self-play worker
+/// and the monitor, which read run folders (or none) without taking one over.
+fn takes_over_the_run_folder(command: &Option<Command>) -> bool {
+    !matches!(
         command,
         Some(
             Command::Curve { .. }
@@ -125,88 +152,13 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
                 | Command::Export { .. }
                 | Command::Distributed(Distributed::SelfplayWorker(_) | Distributed::Monitor(_))
         )
-    );
-    if !folder_free {
-        config::check_run_folder(&r)?;
-    }
-    match command {
-        Some(Command::Distributed(cmd)) => {
-            if cmd.produces_work() {
-                trainer::stop::install()?;
-            }
-            trainer::distributed::cli::run(cmd, &r.settings)?;
-            return Ok(stopped_or_success());
-        }
-        Some(Command::Bootstrap { games, visits }) => {
-            trainer::stop::install()?;
-            trainer::run::set_threads(&r.settings);
-            trainer::bootstrap::run(&r.settings, games, visits)?;
-            return Ok(stopped_or_success());
-        }
-        Some(Command::Curve { out, runs }) => {
-            for c in trainer::curve::draw_runs(&runs, &out)? {
-                let last = c.points.last().map_or("no finite Elo".to_string(), |p| {
-                    format!(
-                        "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours, {} games",
-                        p.elo, p.error, p.hours, p.games
-                    )
-                });
-                eprintln!(
-                    "curve: {}: {} evaluations ({} clean sweeps), {last}; {} games",
-                    c.label,
-                    c.points.len() + c.sweeps.len(),
-                    c.sweeps.len(),
-                    c.games
-                );
-            }
-            eprintln!("curve: wrote {}", out.display());
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(Command::EqualTime { runs, options }) => {
-            for run in &runs {
-                trainer::equal_time::run(run, &options)?;
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(Command::TransferRule { from, from_rule }) => {
-            let s = &r.settings;
-            let path =
-                trainer::checkpoint::transfer_rule(&from, from_rule, s.rule, &s.checkpoint_dir)
-                    .map_err(anyhow::Error::msg)?;
-            eprintln!(
-                "transfer-rule: {} ({from_rule}) -> {} ({}); train there with --rule {} --resume auto",
-                from.display(),
-                path.display(),
-                s.rule,
-                s.rule
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(Command::Export { checkpoint, out }) => {
-            let s = &r.settings;
-            let bytes = trainer::training::export_checkpoint(
-                &checkpoint,
-                s.rule,
-                s.board_size,
-                &mut |m| eprintln!("export: warning: {m}"),
-            )?;
-            trainer::store::write_atomic(&out, &bytes)
-                .with_context(|| format!("writing {}", out.display()))?;
-            eprintln!(
-                "export: {} -> {} ({} bytes, claims {} on {}x{})",
-                checkpoint.display(),
-                out.display(),
-                bytes.len(),
-                s.rule,
-                s.board_size,
-                s.board_size
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-        None => {}
-    }
-    trainer::stop::install()?;
-    let sum = trainer::run::run(&r.settings)?;
+    )
+}
+
+/// The training run itself (no subcommand).
+fn train(s: &Settings) -> anyhow::Result<ExitCode> {
+    trainer::support::stop::install()?;
+    let sum = trainer::run::run(s)?;
     if let Some(signal) = sum.stopped_by {
         // Saved, but short of its last epoch: a script must not go on as if it had finished.
         return Ok(ExitCode::from(128 + signal as u8));
@@ -218,10 +170,69 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `trainer curve`: draws the runs' curves into `out` and says what each one shows.
+fn curve(runs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
+    for c in trainer::matches::curve::draw_runs(runs, out)? {
+        let last = c.points.last().map_or("no finite Elo".to_string(), |p| {
+            format!(
+                "last finite Elo {:+.0} ± {:.0} at {:.2} CPU-hours, {} games",
+                p.elo, p.error, p.hours, p.games
+            )
+        });
+        eprintln!(
+            "curve: {}: {} evaluations ({} clean sweeps), {last}; {} games",
+            c.label,
+            c.points.len() + c.sweeps.len(),
+            c.sweeps.len(),
+            c.games
+        );
+    }
+    eprintln!("curve: wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `trainer transfer-rule`: the run folder starts from a checkpoint of another rule.
+fn transfer_rule(
+    s: &Settings,
+    from: &Path,
+    from_rule: engine::game::Rule,
+) -> anyhow::Result<ExitCode> {
+    let path =
+        trainer::network::checkpoint::transfer_rule(from, from_rule, s.rule, &s.checkpoint_dir)
+            .map_err(anyhow::Error::msg)?;
+    eprintln!(
+        "transfer-rule: {} ({from_rule}) -> {} ({}); train there with --rule {} --resume auto",
+        from.display(),
+        path.display(),
+        s.rule,
+        s.rule
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `trainer export`: a checkpoint's ONNX file, claiming the settings' rule and board.
+fn export(s: &Settings, checkpoint: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+    let bytes = trainer::training::export_checkpoint(checkpoint, s.rule, s.board_size, &mut |m| {
+        eprintln!("export: warning: {m}")
+    })?;
+    trainer::support::store::write_atomic(out, &bytes)
+        .with_context(|| format!("writing {}", out.display()))?;
+    eprintln!(
+        "export: {} -> {} ({} bytes, claims {} on {}x{})",
+        checkpoint.display(),
+        out.display(),
+        bytes.len(),
+        s.rule,
+        s.board_size,
+        s.board_size
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// 128 + the signal's number when a stop signal ended the command (its work saved, but short of
 /// what was asked: a script must not go on as if it had finished), success otherwise.
 fn stopped_or_success() -> ExitCode {
-    match trainer::stop::requested() {
+    match trainer::support::stop::requested() {
         Some(signal) => ExitCode::from(128 + signal as u8),
         None => ExitCode::SUCCESS,
     }

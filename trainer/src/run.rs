@@ -23,15 +23,18 @@ use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::game::Pos;
 use engine::openings::OpeningFormat;
 use serde_json::json;
+use tch::Device;
 
-use crate::arena::{MatchConfig, MatchResult, openings_from_file};
-use crate::config::Settings;
-use crate::device::{describe, resolve};
-use crate::metrics::Metrics;
-use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
-use crate::probe::{FivePositions, FivePrior};
-use crate::progress::{self, EpochShape, Progress};
+use crate::config::{RunFolder, Settings};
+use crate::matches::arena::{MatchConfig, MatchResult, openings_from_file};
+use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
+use crate::selfplay::estimate::{EpochShape, warn_if_slow};
+use crate::selfplay::status::expected_plies;
 use crate::selfplay::{self, SelfPlayConfig};
+use crate::support::device::{describe, resolve};
+use crate::support::metrics::Metrics;
+use crate::support::progress::{self, Progress};
+use crate::training::probe::{FivePositions, FivePrior};
 use crate::training::{Trainer, prune_models};
 
 /// What a finished run reports (tests read it).
@@ -113,6 +116,42 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     set_threads(s);
     let device = resolve(s.device)?;
     tch::manual_seed(s.seed as i64);
+    let eval_openings = checked_eval_openings(s)?;
+    let (t, resumed_from) = start_trainer(s, device)?;
+    let summary = RunSummary {
+        resumed_from,
+        ..RunSummary::default()
+    };
+    if t.epoch >= s.last_epoch() {
+        // A checkpoint copied from models/runs/ sits at its profile's own stop: say how to go on.
+        eprintln!(
+            "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train \
+             (a later --stop-after-epoch, up to the schedule's epochs = {}, trains on)",
+            t.epoch,
+            s.last_epoch(),
+            s.epochs
+        );
+        return Ok(where_it_stands(summary, &t));
+    }
+    let fresh = run_is_fresh(&summary, &t);
+    let mut run = Run::start(s, t, device, eval_openings, summary)?;
+    if fresh {
+        run.warm_start()?;
+    }
+    for epoch in run.t.epoch + 1..=s.last_epoch() {
+        if let Some(signal) = crate::support::stop::requested() {
+            run.stopped(signal)?;
+            break;
+        }
+        run.epoch(epoch)?;
+    }
+    let summary = std::mem::take(&mut run.summary);
+    Ok(where_it_stands(summary, &run.t))
+}
+
+/// The `eval_openings` file's openings (empty: random ones), checked against `eval_pairs` before
+/// any work starts.
+fn checked_eval_openings(s: &Settings) -> anyhow::Result<Vec<Vec<Pos>>> {
     let eval_openings = match &s.eval_openings {
         Some(path) => openings_from_file(path, OpeningFormat::Auto, s.board_size, s.rule)?,
         None => Vec::new(),
@@ -120,6 +159,12 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
     MatchConfig::for_evaluation(s, eval_openings.clone(), s.seed)
         .check()
         .map_err(|e| anyhow::anyhow!("eval_pairs and eval_openings: {e}"))?;
+    Ok(eval_openings)
+}
+
+/// The trainer of the run folder, resumed as `resume` says (and the checkpoint it resumed from),
+/// with the network it trains described on stderr.
+fn start_trainer(s: &Settings, device: Device) -> anyhow::Result<(Trainer, Option<PathBuf>)> {
     let dir = &s.checkpoint_dir;
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     let per_game = (s.board_size * s.board_size / 3).max(1);
@@ -143,71 +188,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
             path.display()
         );
     }
-    if t.epoch >= s.last_epoch() {
-        // A checkpoint copied from models/runs/ sits at its profile's own stop: say how to go on.
-        eprintln!(
-            "trainer: the run is at epoch {}, and stops after epoch {}: nothing to train \
-             (a later --stop-after-epoch, up to the schedule's epochs = {}, trains on)",
-            t.epoch,
-            s.last_epoch(),
-            s.epochs
-        );
-        let summary = RunSummary {
-            resumed_from,
-            ..RunSummary::default()
-        };
-        return Ok(where_it_stands(summary, &t));
-    }
-    let mut metrics = Metrics::open(&dir.join("metrics.jsonl"))
-        .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
-    // Each process's own settings: the folder's settings.toml keeps those it was started with,
-    // and a resume may run on other hardware (device, threads, workers) or to another epoch.
-    metrics.log(
-        "start",
-        json!({"settings": s, "device": describe(device), "epoch": t.epoch, "step": t.step,
-               "resumed_from": resumed_from.as_ref().map(|p| p.display().to_string())}),
-    )?;
-    let player = TchNet::evaluator(config, device, "current", 2);
-    let selfplay = SelfPlayConfig::from_settings(s);
-    let onnx_player = onnx_selfplay(s, device, warn)?;
-    let shape = EpochShape::of(&selfplay, s.selfplay_games);
-    let mut onnx_loaded = None;
-    match &onnx_player {
-        Some(o) => {
-            let loaded = o.evaluator(&t.onnx()?)?;
-            progress::warn_if_slow(&loaded, &shape);
-            onnx_loaded = Some(loaded);
-        }
-        None => progress::warn_if_slow(&player, &shape),
-    }
-    let summary = RunSummary {
-        resumed_from,
-        ..RunSummary::default()
-    };
-    let fresh = run_is_fresh(&summary, &t);
-    let mut run = Run {
-        s,
-        t,
-        player,
-        onnx_player,
-        onnx_loaded,
-        selfplay,
-        eval_openings,
-        metrics,
-        summary,
-    };
-    if fresh {
-        run.warm_start()?;
-    }
-    for epoch in run.t.epoch + 1..=s.last_epoch() {
-        if let Some(signal) = crate::stop::requested() {
-            run.stopped(signal)?;
-            break;
-        }
-        run.epoch(epoch)?;
-    }
-    let summary = std::mem::take(&mut run.summary);
-    Ok(where_it_stands(summary, &run.t))
+    Ok((t, resumed_from))
 }
 
 /// The summary with the epoch, step and games the trainer stands at when the run returns.
@@ -223,6 +204,54 @@ fn where_it_stands(summary: RunSummary, t: &Trainer) -> RunSummary {
 /// A fresh network over a replay folder that already holds games (`trainer bootstrap`'s).
 fn run_is_fresh(summary: &RunSummary, t: &Trainer) -> bool {
     summary.resumed_from.is_none() && t.epoch == 0 && !t.replay.is_empty()
+}
+
+impl<'a> Run<'a> {
+    /// The run about to train: its metrics opened (with this process's start), the self-play
+    /// network (tch, or ONNX Runtime sessions) ready, and the epoch's self-play time estimated.
+    fn start(
+        s: &'a Settings,
+        t: Trainer,
+        device: Device,
+        eval_openings: Vec<Vec<Pos>>,
+        summary: RunSummary,
+    ) -> anyhow::Result<Run<'a>> {
+        let mut metrics = Metrics::open(&RunFolder::new(&s.checkpoint_dir).metrics_path())
+            .map_err(|e| anyhow::anyhow!("opening metrics.jsonl: {e}"))?;
+        // Each process's own settings: the folder's settings.toml keeps those it was started
+        // with, and a resume may run on other hardware (device, threads, workers) or to another
+        // epoch.
+        let resumed_from = summary.resumed_from.as_ref();
+        metrics.log(
+            "start",
+            json!({"settings": s, "device": describe(device), "epoch": t.epoch, "step": t.step,
+                   "resumed_from": resumed_from.map(|p| p.display().to_string())}),
+        )?;
+        let player = TchNet::evaluator(t.config(), device, "current", 2);
+        let selfplay = SelfPlayConfig::from_settings(s);
+        let onnx_player = onnx_selfplay(s, device, warn)?;
+        let shape = EpochShape::of(&selfplay, s.selfplay_games);
+        let mut onnx_loaded = None;
+        match &onnx_player {
+            Some(o) => {
+                let loaded = o.evaluator(&t.onnx()?)?;
+                warn_if_slow(&loaded, &shape);
+                onnx_loaded = Some(loaded);
+            }
+            None => warn_if_slow(&player, &shape),
+        }
+        Ok(Run {
+            s,
+            t,
+            player,
+            onnx_player,
+            onnx_loaded,
+            selfplay,
+            eval_openings,
+            metrics,
+            summary,
+        })
+    }
 }
 
 impl Run<'_> {
@@ -252,7 +281,7 @@ impl Run<'_> {
 
     /// A stop signal came before the run's last epoch: the epochs trained are saved; say so.
     fn stopped(&mut self, signal: i32) -> anyhow::Result<()> {
-        let (epoch, name) = (self.t.epoch, crate::stop::name(signal));
+        let (epoch, name) = (self.t.epoch, crate::support::stop::name(signal));
         self.metrics.log(
             "stopped",
             json!({"signal": name, "epoch": epoch, "step": self.t.step}),
@@ -309,7 +338,7 @@ impl Run<'_> {
             ..self.selfplay.clone()
         };
         let mut pb = Progress::new("self-play", s.selfplay_games as u64);
-        let plies = progress::expected_plies(s.board_size);
+        let plies = expected_plies(s.board_size);
         let report = selfplay::play(&sp, net, s.selfplay_games, self.t.games as usize, |st| {
             pb.update(st.games_done as u64, || st.line(plies))
         })?;
@@ -488,7 +517,7 @@ impl Run<'_> {
             "fivezero {} {}x{} {}",
             s.model_preset, s.board_size, s.board_size, s.rule
         );
-        if let Err(e) = crate::plot::plot_file(
+        if let Err(e) = crate::support::plot::plot_file(
             &dir.join("metrics.jsonl"),
             &dir.join("training.png"),
             &title,

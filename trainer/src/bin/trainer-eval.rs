@@ -1,13 +1,13 @@
 //! `trainer-eval`: the final network of a run, loaded in the engine (its ONNX file through the
 //! engine's ONNX Runtime evaluator), against the same engine search over the uniform evaluator
-//! and over the classical evaluator, at equal visits per move (`trainer::arena`: seeded random
+//! and over the classical evaluator, at equal visits per move (`trainer::matches::arena`: seeded random
 //! openings or those of a file, `--openings` or else the profile's `eval_openings`, each played
 //! twice with colours swapped, no noise, sequential MCTS on both sides, threat search on both with
 //! `--tactics`). Prints W-D-L, score, Elo with its 95% interval and the opening pairs by points
 //! per opponent, and writes them as JSON.
 //!
 //! Settings (board, rule, run folder, visits) come from the same profile as the training run, so
-//! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, arena}` and
+//! `make train-proof` evaluates exactly what it trained. Depends on `trainer::{config, matches::arena}` and
 //! `engine::{eval, openings}`; never on tch.
 
 use std::path::{Path, PathBuf};
@@ -21,11 +21,11 @@ use engine::eval::UniformEvaluator;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::eval::onnx::Device;
 use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
-use engine::game::Rule;
-use engine::openings::OpeningFormat;
-use trainer::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
+use engine::game::Pos;
+use trainer::config::commands::EvalArgs;
 use trainer::config::{Settings, load_profile};
 use trainer::elo::elo_bounds;
+use trainer::matches::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -33,54 +33,8 @@ use trainer::elo::elo_bounds;
     about = "The trained network in the engine vs the uniform and classical evaluators at equal visits"
 )]
 struct Cli {
-    /// TOML file of training profiles (board, rule, run folder and visits come from it).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    #[arg(long, requires = "config")]
-    profile: Option<String>,
-    /// The ONNX model (default: <checkpoint_dir>/models/latest.onnx).
-    #[arg(long)]
-    model: Option<PathBuf>,
-    /// Board size (default: the profile's).
-    #[arg(long)]
-    board_size: Option<usize>,
-    /// freestyle, standard, renju or caro (default: the profile's).
-    #[arg(long)]
-    rule: Option<Rule>,
-    /// Opening pairs per opponent (each opening with both colours: 2 games per pair).
-    #[arg(long, default_value_t = 50)]
-    pairs: usize,
-    /// Openings from this file (the tournament manager's format, e.g.
-    /// tools/openings/balanced-3stone.txt) instead of random ones: pair i plays opening i mod n,
-    /// turned by board symmetry once the file is used up (at most 8n pairs). Default: the
-    /// profile's eval_openings, else random openings of eval_opening_moves stones.
-    #[arg(long)]
-    openings: Option<PathBuf>,
-    /// How the openings file writes points: auto, offset, absolute or algebraic.
-    #[arg(long, value_enum, default_value_t = OpeningFormat::Auto)]
-    openings_format: OpeningFormat,
-    /// Visits per move for both sides (default: the profile's eval_simulations).
-    #[arg(long)]
-    simulations: Option<u64>,
-    /// Opponents, comma separated: uniform, classical, or another network's .onnx file (two
-    /// runs' models head to head).
-    #[arg(long, default_value = "uniform,classical")]
-    against: String,
-    /// Threat-space search on both sides as the engine's `--difficulty medium` runs it (VCF/VCT
-    /// at the root, VCF at new leaves with the profile's vcf_budget_nodes): closer to a timed
-    /// match, where tactics settle many positions whatever the network says. Off by default:
-    /// the match then measures the networks alone.
-    #[arg(long)]
-    tactics: bool,
-    /// Games played at once (threads).
-    #[arg(long, default_value_t = 2)]
-    workers: usize,
-    #[arg(long, default_value_t = 12345)]
-    seed: u64,
-    /// Where the JSON summary goes (default: <checkpoint_dir>/proof.json when the model is the
-    /// run's own; with --model and no --json, no file is written).
-    #[arg(long)]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    args: EvalArgs,
 }
 
 /// A network in the engine's ONNX Runtime evaluator, one session per game played at once.
@@ -122,7 +76,7 @@ fn line(name: &str, r: &MatchResult, games: usize, secs: f64) -> String {
 }
 
 /// The profile's settings with this command's --board-size and --rule on top.
-fn settings(cli: &Cli) -> anyhow::Result<Settings> {
+fn settings(cli: &EvalArgs) -> anyhow::Result<Settings> {
     let mut s = match (&cli.config, &cli.profile) {
         (Some(path), Some(p)) => load_profile(path, p)?,
         (Some(path), None) => load_profile(path, "default")?,
@@ -142,11 +96,28 @@ fn settings(cli: &Cli) -> anyhow::Result<Settings> {
 }
 
 /// The openings file the match plays: --openings, else the profile's `eval_openings`.
-fn openings_file(cli: &Cli, s: &Settings) -> Option<PathBuf> {
+fn openings_file(cli: &EvalArgs, s: &Settings) -> Option<PathBuf> {
     cli.openings.clone().or_else(|| s.eval_openings.clone())
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// The match against each opponent: the profile's board, rule and evaluation settings with this
+/// command's pairs, visits, tactics, workers and seed.
+fn match_config(cli: &EvalArgs, s: &Settings, openings: Vec<Vec<Pos>>) -> MatchConfig {
+    MatchConfig {
+        board_size: s.board_size,
+        rule: s.rule,
+        pairs: cli.pairs.max(1),
+        simulations: cli.simulations.unwrap_or(s.eval_simulations as u64).max(1),
+        opening_moves: s.eval_opening_moves,
+        openings,
+        tactics: cli.tactics,
+        vcf_budget_nodes: s.vcf_budget_nodes,
+        workers: cli.workers.max(1),
+        seed: cli.seed,
+    }
+}
+
+fn run(cli: EvalArgs) -> anyhow::Result<()> {
     let s = settings(&cli)?;
     let rule = s.rule;
     let model = cli
@@ -160,19 +131,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         None => Vec::new(),
     };
     let net = load_net(&model, workers)?;
-    let simulations = cli.simulations.unwrap_or(s.eval_simulations as u64).max(1);
-    let mc = MatchConfig {
-        board_size: s.board_size,
-        rule,
-        pairs: cli.pairs.max(1),
-        simulations,
-        opening_moves: s.eval_opening_moves,
-        openings: fixed_openings,
-        tactics: cli.tactics,
-        vcf_budget_nodes: s.vcf_budget_nodes,
-        workers,
-        seed: cli.seed,
-    };
+    let mc = match_config(&cli, &s, fixed_openings);
+    let simulations = mc.simulations;
     let from = match &openings_file {
         Some(p) => format!("openings of {}", p.display()),
         None => format!("random {}-stone openings", mc.opening_moves),
@@ -231,7 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    match run(Cli::parse().args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("trainer-eval: error: {e:#}");

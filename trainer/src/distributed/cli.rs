@@ -1,34 +1,22 @@
 //! The distributed subcommands. Network, board and search settings are the trainer's usual flags,
 //! given before the subcommand (`trainer --model-preset tiny --board-size 7 selfplay-worker …`);
-//! the flags here are the distributed ones.
+//! the subcommands' own flags are declared with the others in `config::commands`.
 //!
 //! Depends on `config::Settings`, `selfplay_worker`, `train_worker`, `monitor`.
 
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::Subcommand;
 
 use super::queue::Queue;
 use super::{device_for, monitor, parse_gpus, selfplay_worker, train_worker};
 use crate::config::Settings;
-use crate::device::resolve;
-use crate::net_eval::onnx_selfplay;
+use crate::config::commands::{MonitorArgs, SelfplayWorkerArgs, TrainWorkerArgs};
+use crate::network::net_eval::onnx_selfplay;
 use crate::run::set_threads;
 use crate::selfplay::SelfPlayConfig;
-
-#[derive(Args, Debug, Clone)]
-pub struct RedisArgs {
-    /// redis://[:password@]host:port[/db], rediss:// for TLS, redis+unix:///path.
-    #[arg(long)]
-    pub redis_url: String,
-    /// Key prefix (separate runs can share one Redis).
-    #[arg(long, default_value = "fz")]
-    pub prefix: String,
-    /// Give up when Redis stays unreachable this long.
-    #[arg(long, alias = "give-up-after", default_value_t = 300)]
-    pub give_up_after_s: u64,
-}
+use crate::support::device::resolve;
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum Command {
@@ -40,82 +28,8 @@ pub enum Command {
     Monitor(MonitorArgs),
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct SelfplayWorkerArgs {
-    #[command(flatten)]
-    pub redis: RedisArgs,
-    #[arg(long)]
-    pub worker_id: String,
-    /// Look for a newer model every N games (swapped between batches).
-    #[arg(long, default_value_t = 8)]
-    pub model_check_games: usize,
-    /// Stop after N games (per device); default: run until killed.
-    #[arg(long)]
-    pub max_games: Option<u64>,
-    /// Devices to play on, one worker each (`<id>-g<k>`); CPU workers when CUDA is absent.
-    #[arg(long)]
-    pub gpus: Option<String>,
-    /// The worker counts as gone when its heartbeat is this old.
-    #[arg(long, alias = "heartbeat-ttl", default_value_t = 30)]
-    pub heartbeat_ttl_s: u64,
-    /// How long to wait for the first model.
-    #[arg(long, alias = "wait-model", default_value_t = 600)]
-    pub wait_model_s: u64,
-    /// Backpressure: before each batch, wait (polling every 0.5 s) while the games stream
-    /// holds N games or more, so a trainer that ingests slower than the workers produce
-    /// never runs Redis out of memory; no game is ever dropped. The check is per batch, so
-    /// the queue can overshoot N by at most one batch (--parallel-games) per worker.
-    /// 0 disables the limit.
-    #[arg(long, default_value_t = 20_000)]
-    pub max_queue: u64,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct TrainWorkerArgs {
-    #[command(flatten)]
-    pub redis: RedisArgs,
-    /// Consumer name in the group (reuse it after a restart).
-    #[arg(long, default_value = "train-0")]
-    pub consumer: String,
-    #[arg(long, default_value_t = 200)]
-    pub publish_every: u64,
-    #[arg(long, default_value_t = 5)]
-    pub keep_models: usize,
-    /// Train only once the replay window holds this many positions.
-    #[arg(long, default_value_t = 512)]
-    pub min_positions: usize,
-    /// Reclaim entries left unacknowledged by a dead consumer after this long.
-    #[arg(long, alias = "claim-idle", default_value_t = 60.0)]
-    pub claim_idle_s: f64,
-    #[arg(long)]
-    pub max_steps: Option<u64>,
-    #[arg(long)]
-    pub max_games: Option<u64>,
-    /// Exit once the stream has nothing more for this consumer.
-    #[arg(long)]
-    pub exit_when_drained: bool,
-    /// Train on the first listed device (CPU when CUDA is absent).
-    #[arg(long)]
-    pub gpus: Option<String>,
-    /// The worker counts as gone when its heartbeat is this old.
-    #[arg(long, alias = "heartbeat-ttl", default_value_t = 30)]
-    pub heartbeat_ttl_s: u64,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct MonitorArgs {
-    #[command(flatten)]
-    pub redis: RedisArgs,
-    /// Print one snapshot and exit.
-    #[arg(long)]
-    pub once: bool,
-    /// Seconds between snapshots.
-    #[arg(long, alias = "interval", default_value_t = 2.0)]
-    pub interval_s: f64,
-}
-
 impl Command {
-    /// The workers stop cleanly on SIGINT/SIGTERM (`crate::stop`); the monitor keeps the default
+    /// The workers stop cleanly on SIGINT/SIGTERM (`crate::support::stop`); the monitor keeps the default
     /// action, so Ctrl-C ends it at once.
     pub fn produces_work(&self) -> bool {
         !matches!(self, Command::Monitor(_))
@@ -177,7 +91,7 @@ fn selfplay_workers(a: SelfplayWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // SIGINT/SIGTERM: every worker pushes the batch it is playing, then stops.
-    let stop = crate::stop::flag();
+    let stop = crate::support::stop::flag();
     let results: Vec<_> = std::thread::scope(|sc| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -239,7 +153,7 @@ fn train_worker(a: TrainWorkerArgs, s: &Settings) -> anyhow::Result<()> {
         give_up_after: Duration::from_secs(a.redis.give_up_after_s),
     };
     // SIGINT/SIGTERM: the steps since the last publish are checkpointed and published first.
-    let sum = train_worker::run(&o, crate::stop::flag())?;
+    let sum = train_worker::run(&o, crate::support::stop::flag())?;
     eprintln!(
         "train-worker: {} games ingested, {} duplicates dropped, {} rejected, {} steps, \
          models {:?}, ingest {:.1} ms/game, {} reconnects",

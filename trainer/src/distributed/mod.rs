@@ -5,8 +5,9 @@
 //! Modules: `payload` (versioned, checksummed, size-capped frames through `store::encode`),
 //! `conn` (one Redis connection with reconnect/backoff and the key layout), `queue` (stream,
 //! consumer group, models, heartbeats, counters), `selfplay_worker`, `train_worker`, `monitor`,
-//! `cli` (the subcommands). Depends on the trainer's `store`, `replay`, `checkpoint`, `selfplay`,
-//! `net_eval`, `optim`, `run::losses`, `device`; nothing in the trainer depends on this module.
+//! `cli` (the subcommands; their flags are declared in `config::commands`). Depends on every room
+//! of the trainer (`support`, `config`, `network`, `training`, `selfplay`, `run::set_threads`);
+//! nothing in the trainer depends on this module.
 
 pub mod cli;
 pub mod conn;
@@ -65,7 +66,7 @@ pub fn parse_gpus(s: &str) -> Result<Vec<usize>, String> {
 /// `libtorch_cuda.so` first: asking tch alone reports no CUDA even on a GPU machine, and every
 /// `--gpus` worker would then have run on the CPU without a word.
 pub fn device_for(i: usize) -> tch::Device {
-    match crate::device::resolve(crate::device::DeviceArg::Cuda(i)) {
+    match crate::support::device::resolve(crate::support::device::DeviceArg::Cuda(i)) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("--gpus {i}: running on the CPU instead: {e}");

@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::NamedTensor;
-use crate::replay::GameRecord;
-use crate::store::{self, FrameError};
+use crate::network::checkpoint::NamedTensor;
+use crate::support::store::{self, FrameError};
+use crate::training::replay::GameRecord;
 
 pub const GAME_MAGIC: [u8; 4] = *b"FZGQ";
 pub const GAME_VERSION: u32 = 1;

@@ -22,10 +22,11 @@ use tch::Device;
 use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use super::{DistError, now_s};
-use crate::checkpoint;
-use crate::net_eval::{OnnxSelfplay, TchNet};
-use crate::progress::{Progress, expected_plies};
+use crate::network::checkpoint;
+use crate::network::net_eval::{OnnxSelfplay, TchNet};
+use crate::selfplay::status::expected_plies;
 use crate::selfplay::{self, SelfPlayConfig};
+use crate::support::progress::Progress;
 
 #[derive(Clone, Debug)]
 pub struct SelfPlayWorkerOptions {

@@ -25,8 +25,8 @@ use super::payload::{self, ModelPayload};
 use super::queue::{Entry, Queue};
 use super::{DistError, now_s};
 use crate::config::{Resume, Settings};
-use crate::replay::GameRecord;
-use crate::store;
+use crate::support::store;
+use crate::training::replay::GameRecord;
 use crate::training::{Trainer, prune_models, publish_model_files};
 
 const LEDGER_MAGIC: [u8; 4] = *b"FZIL";

@@ -1,0 +1,169 @@
+//! Warm start from the project's own search (`trainer bootstrap`): games played by the engine's
+//! MCTS over the classical pattern evaluator with threat-space tactics at a high visit count,
+//! recorded exactly as self-play records its games (policy target from the root's visits or the
+//! proven wins, outcome as value target; root noise and the temperature schedule for variety),
+//! so a fresh network first learns what the classical search plays instead of starting from
+//! random play. `run` trains on them before its first self-play; then self-play takes over
+//! (expert iteration, Anthony et al. 2017, with the classical search as the first expert).
+//!
+//! Depends on `engine::mcts`, `engine::eval::classical`, `selfplay` (its search settings, move
+//! choice and policy target) and `progress`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use engine::eval::classical::ClassicalEvaluator;
+use engine::game::Board;
+use engine::mcts::{Search, SearchLimits};
+use rayon::prelude::*;
+
+use crate::rng::Rng;
+use crate::selfplay::status::{SelfPlayStatus, expected_plies};
+use crate::selfplay::{
+    self, SelfPlayConfig, SelfPlayReport, game_seed, new_record, play_searched, policy_target,
+};
+use crate::training::replay::GameRecord;
+
+/// One game of the classical search against itself, `visits` fresh playouts per move.
+pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Result<GameRecord> {
+    let n = cfg.board_size;
+    let mut board =
+        Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
+    let seed = game_seed(cfg, game);
+    let mcts = engine::mcts::MctsConfig {
+        // One leaf at a time: the classical evaluator is cheap, and virtual loss would only blur
+        // the visit counts the network learns from.
+        batch_size: 1,
+        tactics: true,
+        vcf_budget: cfg.vcf_budget_nodes,
+        ..selfplay::mcts_config(cfg, seed)
+    };
+    let mut search = Search::new(mcts, Arc::new(ClassicalEvaluator));
+    let mut record = new_record(cfg);
+    let mut rng = Rng::new(seed);
+    let limits = SearchLimits::visits(visits.max(1));
+    loop {
+        search.set_position(&board);
+        let r = search.run(&limits);
+        let target = policy_target(&board, &r);
+        match play_searched(cfg, &mut board, &mut record, &mut rng, &r, &target, None)? {
+            Some(false) => {}
+            Some(true) | None => return Ok(record),
+        }
+    }
+}
+
+/// `games` games (numbered from `first_game`), `cfg.parallel_workers` at a time; `progress` sees
+/// each finished game. The report's `moves` and `positions` count what was recorded.
+pub fn play(
+    cfg: &SelfPlayConfig,
+    visits: u64,
+    games: usize,
+    first_game: usize,
+    progress: impl Fn(&SelfPlayStatus) + Sync,
+) -> anyhow::Result<SelfPlayReport> {
+    let start = Instant::now();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.parallel_workers.max(1))
+        .build()?;
+    let (done, moves) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let records: Vec<anyhow::Result<GameRecord>> = pool.install(|| {
+        (0..games)
+            .into_par_iter()
+            .map(|g| {
+                let rec = play_game(cfg, visits, first_game + g)?;
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                let plies = moves.fetch_add(rec.positions(), Ordering::Relaxed) + rec.positions();
+                progress(&SelfPlayStatus {
+                    games_total: games,
+                    games_done: finished,
+                    games_running: cfg.parallel_workers.max(1).min(games - finished),
+                    moves: plies,
+                    finished_moves: plies,
+                    leaves: plies * visits as usize,
+                    elapsed: start.elapsed(),
+                });
+                Ok(rec)
+            })
+            .collect()
+    });
+    let mut report = SelfPlayReport::default();
+    for r in records {
+        let rec = r?;
+        report.positions += rec.positions();
+        report.moves += rec.positions();
+        report.games.push(rec);
+    }
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+/// Games written per replay chunk: an interrupted bootstrap loses at most one chunk's games.
+pub const GAMES_PER_CHUNK: usize = 32;
+
+/// Plays `games` bootstrap games with `s`'s board, rule and self-play settings and adds them to
+/// the replay store of `s.checkpoint_dir`, a chunk of `GAMES_PER_CHUNK` at a time. Game numbers
+/// start past every chunk already there, so a second bootstrap adds new games.
+pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Result<usize> {
+    let cfg = SelfPlayConfig::from_settings(s);
+    let warn = |m: String| eprintln!("bootstrap: warning: {m}");
+    let mut replay = crate::training::replay::Replay::open(
+        &s.checkpoint_dir.join("replay"),
+        s.replay_window,
+        warn,
+    )?;
+    eprintln!(
+        "bootstrap: {games} games of the classical search + tactics, {visits} visits/move, \
+         {n}x{n} {rule}, into {dir}",
+        n = s.board_size,
+        rule = s.rule,
+        dir = s.checkpoint_dir.join("replay").display()
+    );
+    let (mut written, mut positions) = (0, 0);
+    let started = Instant::now();
+    let pb = std::sync::Mutex::new(crate::support::progress::Progress::new(
+        "bootstrap",
+        games as u64,
+    ));
+    let plies = expected_plies(s.board_size);
+    // SIGINT/SIGTERM (`crate::support::stop`): the chunk in progress is written, then no other starts.
+    while written < games && crate::support::stop::requested().is_none() {
+        let n = GAMES_PER_CHUNK.min(games - written);
+        let first = replay.next_chunk() as usize * 1_000_000;
+        let report = play(&cfg, visits, n, first, |st| {
+            let mut pb = pb.lock().unwrap_or_else(|e| e.into_inner());
+            // The whole bootstrap's figures, not this chunk's.
+            let st = SelfPlayStatus {
+                games_total: games,
+                games_done: written + st.games_done,
+                moves: positions + st.moves,
+                finished_moves: positions + st.finished_moves,
+                leaves: (positions + st.moves) * visits as usize,
+                elapsed: started.elapsed(),
+                ..*st
+            };
+            pb.update(st.games_done as u64, || st.line(plies));
+        })?;
+        positions += report.positions;
+        written += report.games.len();
+        replay.add_chunk(report.games)?;
+    }
+    pb.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
+    let mut metrics =
+        crate::support::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
+    let mut record = serde_json::json!({"games": written, "positions": positions,
+                                        "visits": visits,
+                                        "seconds": started.elapsed().as_secs_f64(),
+                                        "threads": cfg.parallel_workers.max(1)});
+    if let Some(name) = crate::support::stop::requested().map(crate::support::stop::name) {
+        record["stopped"] = name.into();
+        eprintln!("bootstrap: stopped on {name} after {written} of {games} games (all saved)");
+    }
+    metrics.log("bootstrap", record)?;
+    eprintln!(
+        "bootstrap: {written} games, {positions} positions added; the replay window holds {}",
+        replay.len()
+    );
+    Ok(written)
+}

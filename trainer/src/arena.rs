@@ -1,9 +1,9 @@
 //! Evaluation matches: two evaluators play engine games (MCTS at a fixed visit count, no noise)
 //! from seeded random openings or from the openings of a file (as the tournament manager's), each
-//! opening twice with colours swapped; the score becomes an Elo difference with error bars (`elo`)
+//! opening twice with colours swapped; the score becomes an Elo difference with error bars (`stats`)
 //! and a count of the opening pairs by the points each side took in them.
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `elo`,
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `stats`,
 //! `rng`, `symmetry`.
 
 use std::path::Path;
@@ -121,7 +121,7 @@ impl MatchResult {
     /// "Elo +X ± Y (95%; Wilson lo..hi)", or the one-sided Wilson bound for a clean sweep (which
     /// has no finite Elo: the normal approximation would print "+1200 ± 0").
     pub fn elo_text(&self) -> String {
-        let (lo, hi) = crate::elo::elo_bounds(self.wins, self.draws, self.losses);
+        let (lo, hi) = stats::wilson_bounds(&(self.wins, self.draws, self.losses).into());
         if self.losses == 0 && self.draws == 0 && self.wins > 0 {
             format!("Elo >= {lo:+.0} (95%)")
         } else if self.wins == 0 && self.draws == 0 && self.losses > 0 {
@@ -278,7 +278,7 @@ pub fn play_match(
             }
         }
     }
-    (r.elo, r.elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+    (r.elo, r.elo_error) = stats::capped_elo(&(r.wins, r.draws, r.losses).into());
     Ok(r)
 }
 

@@ -12,7 +12,7 @@
 //! README's tournament figures come from, so the points compare with them.
 //!
 //! Depends on `config` (each run's `settings.toml`), `store` (the numbered exports), `metrics` (the
-//! records), `elo` and `arena` (the result in words) and on the `pbrain-fivezero` and `fivezero-tools` binaries (by default next to this
+//! records), `stats` and `arena` (the result in words) and on the `pbrain-fivezero` and `fivezero-tools` binaries (by default next to this
 //! one).
 
 use std::path::{Path, PathBuf};
@@ -212,7 +212,7 @@ pub fn run(dir: &Path, options: &Options) -> anyhow::Result<Vec<Record>> {
             )
             .with_context(|| format!("cannot append to {}", dir.join(FILE).display()))?;
         let r = &record;
-        let (elo, elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+        let (elo, elo_error) = stats::capped_elo(&(r.wins, r.draws, r.losses).into());
         let result = crate::arena::MatchResult {
             wins: r.wins,
             draws: r.draws,

@@ -7,7 +7,7 @@
 //! (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows while it
 //! runs), `gumbel` (Gumbel root search: sequential halving, completed-Q targets), `selfplay`,
 //! `net_eval` (the tch backend of the engine's network seam), `probe` (the network's prior on
-//! available fives), `elo`, `arena` (evaluation matches), `training` (`Trainer`: step, resume,
+//! available fives), `arena` (evaluation matches), `training` (`Trainer`: step, resume,
 //! checkpoint, export, evaluation), `bootstrap` (warm-start games of the classical search),
 //! `metrics`, `plot` (training.png), `stop` (SIGINT/SIGTERM: stop after the epoch in progress),
 //! `equal_time` (a run's saved networks against the classical evaluator at equal time per move,
@@ -24,7 +24,6 @@ pub mod config;
 pub mod curve;
 pub mod device;
 pub mod distributed;
-pub mod elo;
 pub mod equal_time;
 pub mod gumbel;
 pub mod metrics;

@@ -28,7 +28,7 @@ use crossbeam_channel::RecvTimeoutError;
 
 use engine::game::{Board, Rule};
 
-use crate::stats::SprtParams;
+use stats::SprtParams;
 use engine::openings::{self, Opening, OpeningFormat};
 use game::{Clock, GameConfig, GameRecord, play_game};
 use log::Logger;

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::game::{GameRecord, Outcome};
-use crate::stats::{self, SprtDecision, SprtParams, Wdl};
+use stats::{SprtDecision, SprtParams, Wdl};
 use engine::openings::algebraic;
 
 #[derive(Debug, Clone, Default, Serialize)]

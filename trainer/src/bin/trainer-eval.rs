@@ -25,7 +25,6 @@ use engine::game::Rule;
 use engine::openings::OpeningFormat;
 use trainer::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 use trainer::config::{Settings, load_profile};
-use trainer::elo::elo_bounds;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -191,7 +190,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let r = play_match(&mc, net.clone(), opp)?;
         let secs = t0.elapsed().as_secs_f64();
-        let (lo, hi) = elo_bounds(r.wins, r.draws, r.losses);
+        let (lo, hi) = stats::wilson_bounds(&(r.wins, r.draws, r.losses).into());
         // JSON has no infinity: an open end of the interval is written as null.
         let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
         println!("{}", line(name.trim(), &r, 2 * mc.pairs, secs));

@@ -4,7 +4,7 @@
 //! and a count of the opening pairs by the points each side took in them.
 //!
 //! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `stats`,
-//! `rng`, `symmetry`.
+//! `engine::rng`, `symmetry`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,7 +15,6 @@ use engine::mcts::{MctsConfig, Search, SearchLimits};
 use engine::openings::{OpeningFormat, parse_openings};
 use rayon::prelude::*;
 
-use crate::rng::Rng;
 
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
@@ -163,7 +162,7 @@ fn opening(cfg: &MatchConfig, pair: usize) -> Result<Board, String> {
         }
         return Ok(b);
     }
-    let mut rng = Rng::new(cfg.seed ^ (pair as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut rng = crate::seeded_rng(cfg.seed ^ (pair as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
     // Openings stay near the centre so they are plausible and rarely decide the game.
     let r = (n / 4).max(1);
     let c = n / 2;

@@ -2,7 +2,7 @@
 //! exporting every checkpoint to ONNX through `engine::net` (the one network contract) so the
 //! engine plays what the trainer learned.
 //!
-//! Modules, in dependency order: `rng`, `symmetry`, `store` (checksummed atomic files), `replay`,
+//! Modules, in dependency order: `symmetry`, `store` (checksummed atomic files), `replay`,
 //! `device`, `optim`, `config` (the settings, declared once: flags, profiles, defaults), `model`
 //! (tch network + BN-folding export), `checkpoint`, `progress` (what long work shows while it
 //! runs), `gumbel` (Gumbel root search: sequential halving, completed-Q targets), `selfplay`,
@@ -34,10 +34,16 @@ pub mod plot;
 pub mod probe;
 pub mod progress;
 pub mod replay;
-pub mod rng;
 pub mod run;
 pub mod selfplay;
 pub mod stop;
 pub mod store;
 pub mod symmetry;
 pub mod training;
+
+/// The trainer's generator for `seed`: the engine's `rng::Rng` with the trainer's own constant
+/// mixed into the seed, so its streams (which checkpoints and tests hold) are the ones it has
+/// always drawn, and differ from the engine's search noise for the same seed.
+pub fn seeded_rng(seed: u64) -> engine::rng::Rng {
+    engine::rng::Rng::new(seed ^ 0x7A11_F1FE_0000_0001)
+}

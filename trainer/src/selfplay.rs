@@ -38,7 +38,7 @@ use rayon::prelude::*;
 use crate::gumbel::{self, GumbelRoot};
 use crate::progress::SelfPlayStatus;
 use crate::replay::GameRecord;
-use crate::rng::Rng;
+use engine::rng::Rng;
 
 #[derive(Clone, Debug)]
 pub struct SelfPlayConfig {
@@ -195,7 +195,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
     // The step-wise API never calls the search's own evaluator: leaves go to the batched net.
     let mut search = Search::new(mcts, Arc::new(UniformEvaluator));
     search.set_position(&board);
-    let mut r = Rng::new(seed);
+    let mut r = crate::seeded_rng(seed);
     let no_resign = r.unit() < cfg.no_resign_fraction;
     let mut slot = Slot {
         board,

@@ -24,7 +24,7 @@ use crate::model::{Net, trainable_params};
 use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
 use crate::optim::{OptimConfig, Optimizer};
 use crate::replay::{Replay, Sample};
-use crate::rng::Rng;
+use engine::rng::Rng;
 use crate::store;
 
 /// A training batch as device tensors.
@@ -216,7 +216,7 @@ impl Trainer {
             net,
             opt,
             replay,
-            rng: Rng::new(s.seed),
+            rng: crate::seeded_rng(s.seed),
             step: 0,
             epoch: 0,
             games: 0,

@@ -764,8 +764,8 @@ mod tests {
     /// with ties, virtual loss, unvisited and proven children, NaN values and re-sorted roots.
     #[test]
     fn four_wide_selection_matches_one_by_one() {
-        use super::super::rng::SplitMix64;
-        let mut rng = SplitMix64::new(7);
+        use crate::rng::Rng;
+        let mut rng = Rng::new(7);
         let table = explore_table(1.25, 19652.0);
         let mut checked = 0;
         for round in 0..3000 {
@@ -774,7 +774,7 @@ mod tests {
             // How varied the stats are: from everything equal (the uniform evaluator's wide,
             // flat nodes: ties everywhere) to mostly distinct.
             let kinds = 1 + rng.next_u64() % 4;
-            let pick = |rng: &mut SplitMix64, k: u64| rng.next_u64() % k.min(kinds);
+            let pick = |rng: &mut Rng, k: u64| rng.next_u64() % k.min(kinds);
             let mut priors: Vec<u16> = (0..n_edges)
                 .map(|_| 300 + 7 * pick(&mut rng, 4) as u16)
                 .collect();

@@ -831,7 +831,7 @@ fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
         let p = (1.0 - eps) * e.prior() + eps * x as f32;
         e.prior = tree::quantize_prior(p);
     }
-    worker::sort_edges(&mut s.tree.edges[first..first + n]);
+    tree::sort_edges(&mut s.tree.edges[first..first + n]);
     s.tree.root_reordered = true;
 }
 

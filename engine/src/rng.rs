@@ -100,9 +100,16 @@ mod tests {
         let first: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
         assert_eq!(
             first,
-            [6457827717110365317, 3203168211198807973, 9817491932198370423]
+            [
+                6457827717110365317,
+                3203168211198807973,
+                9817491932198370423
+            ]
         );
-        assert_eq!(r.state, 1234567u64.wrapping_add(3u64.wrapping_mul(GOLDEN_GAMMA)));
+        assert_eq!(
+            r.state,
+            1234567u64.wrapping_add(3u64.wrapping_mul(GOLDEN_GAMMA))
+        );
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub fn capped_elo(r: &Wdl) -> (f64, f64) {
     normal_interval(r, Z95_ROUNDED, |p| {
         elo_from_score(p.clamp(SCORE_CAP, 1.0 - SCORE_CAP))
     })
-        .map_or((0.0, f64::INFINITY), |e| (e.elo, e.error95))
+    .map_or((0.0, f64::INFINITY), |e| (e.elo, e.error95))
 }
 
 /// The 95% Wilson score interval of the score, as Elo (lower, upper). Unlike the normal
@@ -327,7 +327,10 @@ mod tests {
         // Away from the cap it is the tournament manager's estimate (with z rounded to 1.96).
         let est = elo_estimate(&Wdl::new(30, 12, 18)).unwrap();
         let (e, err) = capped_elo(&Wdl::new(30, 12, 18));
-        assert!(close(e, est.elo, 1e-9) && close(err, est.error95, 1e-3 * err), "{err}");
+        assert!(
+            close(e, est.elo, 1e-9) && close(err, est.error95, 1e-3 * err),
+            "{err}"
+        );
     }
 
     #[test]

@@ -15,7 +15,6 @@ use engine::mcts::{MctsConfig, Search, SearchLimits};
 use engine::openings::{OpeningFormat, parse_openings};
 use rayon::prelude::*;
 
-
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
     pub board_size: usize,

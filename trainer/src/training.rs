@@ -24,8 +24,8 @@ use crate::model::{Net, trainable_params};
 use crate::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
 use crate::optim::{OptimConfig, Optimizer};
 use crate::replay::{Replay, Sample};
-use engine::rng::Rng;
 use crate::store;
+use engine::rng::Rng;
 
 /// A training batch as device tensors.
 pub struct Batch {

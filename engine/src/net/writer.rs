@@ -11,12 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::Message;
 
+use super::int8::{self, ActivationRanges, WeightBits};
 use super::onnx_pb::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_proto::DataType, tensor_shape_proto, type_proto,
 };
-use super::int8::{self, ActivationRanges, WeightBits};
 use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
 
 pub const OPSET: i64 = 17;

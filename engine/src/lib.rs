@@ -1,5 +1,7 @@
 //! fivezero's engine library, in dependency order (each module may use only those above it):
 //!
+//! - `rng`   — the seeded generator (SplitMix64; uniform, normal, gamma, Dirichlet) of the
+//!   Zobrist keys, random weights, root noise and, through the trainer, self-play.
 //! - `device` — where a network runs (`cpu`, `cuda:N`), with or without an inference runtime.
 //! - `game`  — positions, rules, line patterns, renju forbidden points, win check, zobrist.
 //! - `openings` — opening files (c-gomoku-cli offsets, absolute, algebraic), validated on `game`:
@@ -46,5 +48,6 @@ pub mod game;
 pub mod mcts;
 pub mod net;
 pub mod openings;
+pub mod rng;
 pub mod time;
 pub mod tss;

@@ -2,7 +2,7 @@
 //!
 //! A thin front end over `stats`; no I/O beyond stdout.
 
-use crate::stats::{self, SprtParams, Wdl};
+use stats::{SprtParams, Wdl};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

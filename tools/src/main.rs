@@ -1,5 +1,7 @@
-//! `fivezero-tools`: the manager side of fivezero (tournaments, Elo math; later tactics,
-//! benchmarks, models). Adding a subcommand = one `Cmd` variant + one module with `Args`/`run`.
+//! `fivezero-tools`: the manager side of fivezero: tournaments, Elo and SPRT on given counts,
+//! tactics suites (running and mining them) and model files (inspect, write, quantize, compare,
+//! claim, bench). Adding a subcommand = one `Cmd` variant + one module of the library with
+//! `Args`/`run`.
 
 use std::process::ExitCode;
 
@@ -9,7 +11,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "fivezero-tools",
     version,
-    about = "fivezero tools: tournaments, Elo/SPRT"
+    about = "fivezero tools: tournaments, Elo/SPRT, tactics suites, model files"
 )]
 struct Cli {
     #[command(subcommand)]

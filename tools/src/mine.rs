@@ -11,13 +11,14 @@
 //! Depends on `engine` (game, classical move ranking, tss) only.
 
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use engine::eval::classical::scored_moves;
-use engine::game::{Board, Pos, Rule};
+use engine::game::{Board, Color, Pos, Rule};
 use engine::tss::{Budget, Solve, Threat, WinKind, defences, solve_vct};
 
 #[derive(Debug, clap::Args)]
@@ -120,88 +121,138 @@ fn mine_game(game: usize, mut b: Board, nodes: u64) -> Vec<Mined> {
     let Some(winner) = b.winner() else {
         return Vec::new();
     };
-    let tag = format!("mined-{}-{}", b.rule(), b.width());
-    let mut out = Vec::new();
-    let mut earliest_win: Option<Mined> = None;
-    let (mut defends, mut lost) = (0, 0);
+    let mut walk = Walk {
+        game,
+        tag: format!("mined-{}-{}", b.rule(), b.width()),
+        nodes,
+        winner,
+        found: Vec::new(),
+        earliest_win: None,
+        defends: 0,
+        lost: 0,
+    };
     b.undo();
     while b.undo().is_some() {
+        let step = if b.side_to_move() == winner {
+            walk.winner_to_move(&mut b)
+        } else {
+            walk.loser_to_move(&mut b)
+        };
+        if step.is_break() {
+            break;
+        }
+    }
+    walk.found.extend(walk.earliest_win);
+    walk.found
+}
+
+/// The walk back through one game: what it has found so far.
+struct Walk {
+    game: usize,
+    tag: String,
+    nodes: u64,
+    winner: Color,
+    /// Defence positions (`must-defend`, `lost`), in the order met.
+    found: Vec<Mined>,
+    /// The earliest verified forced win met so far (the walk goes backwards).
+    earliest_win: Option<Mined>,
+    defends: usize,
+    lost: usize,
+}
+
+impl Walk {
+    fn mined(&self, b: &Board, text: String, kind: &'static str) -> Mined {
+        Mined {
+            game: self.game,
+            ply: b.move_count(),
+            text,
+            kind,
+        }
+    }
+
+    fn header(&self, b: &Board) -> String {
+        header(b, &format!("{}-{}-{}", self.tag, self.game, b.move_count()))
+    }
+
+    /// The winner to move: a verified forced win here is the earliest so far; the walk stops
+    /// where the solver finds none (or cannot verify it).
+    fn winner_to_move(&mut self, b: &mut Board) -> ControlFlow<()> {
+        let (r, st) = solve_vct(b, self.winner, Budget::nodes(self.nodes));
+        let Solve::Win(p) = r else {
+            return ControlFlow::Break(());
+        };
+        if st.rejected > 0 {
+            return ControlFlow::Break(());
+        }
+        // A three-ply line is a straight four or a double four: too easy to keep.
+        if p.line.len() >= 5 {
+            let (kind, name) = if p.kind == WinKind::Vcf {
+                ("win-vcf", "VCF")
+            } else {
+                ("win-vct", "VCT")
+            };
+            let mut text = self.header(b);
+            let _ = write!(
+                text,
+                "# {name} of {} plies, {} solver nodes; verified\nexpect {kind}\n",
+                p.line.len(),
+                st.nodes
+            );
+            self.earliest_win = Some(self.mined(b, text, kind));
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The loser to move: a position where every move is settled as holding or losing against
+    /// the winner's threat is kept (a few per game); the walk stops where the defence search
+    /// cannot settle it.
+    fn loser_to_move(&mut self, b: &mut Board) -> ControlFlow<()> {
         let side = b.side_to_move();
-        let ply = b.move_count();
-        if side == winner {
-            let (r, st) = solve_vct(&mut b, winner, Budget::nodes(nodes));
-            let Solve::Win(p) = r else { break };
-            if st.rejected > 0 {
-                break;
-            }
-            // A three-ply line is a straight four or a double four: too easy to keep.
-            if p.line.len() >= 5 {
-                let kind = if p.kind == WinKind::Vcf {
-                    "win-vcf"
-                } else {
-                    "win-vct"
-                };
-                let mut text = header(&b, &format!("{tag}-{game}-{ply}"));
-                let _ = write!(
-                    text,
-                    "# {} of {} plies, {} solver nodes; verified\nexpect {kind}\n",
-                    if p.kind == WinKind::Vcf { "VCF" } else { "VCT" },
-                    p.line.len(),
-                    st.nodes
-                );
-                earliest_win = Some(Mined {
-                    game,
-                    ply,
-                    text,
-                    kind,
-                });
-            }
-        } else if b.points().any(|p| b.is_empty(p) && b.makes_five(p, winner)) {
+        if b.points()
+            .any(|p| b.is_empty(p) && b.makes_five(p, self.winner))
+        {
             // Blocking a four (or facing two) is no test of a defence search: walk on.
-            continue;
-        } else if !matches!(
-            solve_vct(&mut b, side, Budget::nodes(nodes)).0,
+            return ControlFlow::Continue(());
+        }
+        if !matches!(
+            solve_vct(b, side, Budget::nodes(self.nodes)).0,
             Solve::NoWin
         ) {
             // The loser had a win of its own here (or may have): not a defence position.
-            continue;
-        } else {
-            let d = defences(&b, side, Budget::nodes(nodes));
-            let Threat::Win(kind) = d.threat else { break };
-            if !d.moves.unknown.is_empty() {
-                break;
-            }
-            let holds = &d.moves.holds;
-            let (wanted, label) = if holds.is_empty() {
-                (lost < 1, "lost")
-            } else {
-                (defends < 2 && holds.len() <= 12, "must-defend")
-            };
-            if wanted {
-                let mut text = header(&b, &format!("{tag}-{game}-{ply}"));
-                let _ = write!(
-                    text,
-                    "# the opponent has a {kind:?}; {} of {} moves lose, every one settled\nexpect {label} {}\n",
-                    d.moves.loses.len(),
-                    d.moves.loses.len() + holds.len(),
-                    points(holds)
-                );
-                if holds.is_empty() {
-                    lost += 1;
-                } else {
-                    defends += 1;
-                }
-                out.push(Mined {
-                    game,
-                    ply,
-                    text,
-                    kind: label,
-                });
-            }
+            return ControlFlow::Continue(());
         }
+        let d = defences(b, side, Budget::nodes(self.nodes));
+        let Threat::Win(kind) = d.threat else {
+            return ControlFlow::Break(());
+        };
+        if !d.moves.unknown.is_empty() {
+            return ControlFlow::Break(());
+        }
+        let holds = &d.moves.holds;
+        let (wanted, label) = if holds.is_empty() {
+            (self.lost < 1, "lost")
+        } else {
+            (self.defends < 2 && holds.len() <= 12, "must-defend")
+        };
+        if wanted {
+            let mut text = self.header(b);
+            let _ = write!(
+                text,
+                "# the opponent has a {kind:?}; {} of {} moves lose, every one settled\nexpect {label} {}\n",
+                d.moves.loses.len(),
+                d.moves.loses.len() + holds.len(),
+                points(holds)
+            );
+            if holds.is_empty() {
+                self.lost += 1;
+            } else {
+                self.defends += 1;
+            }
+            let mined = self.mined(b, text, label);
+            self.found.push(mined);
+        }
+        ControlFlow::Continue(())
     }
-    out.extend(earliest_win);
-    out
 }
 
 pub fn run(args: Args) -> Result<(), String> {

@@ -6,7 +6,8 @@
 //! follows another on this CPU; `claim` sets the rules and sizes a file plays;
 //! `bench` measures every preset on this CPU (random weights: speed does not depend on them).
 //!
-//! Depends on `engine::net` and `engine::eval` (the ONNX backend and the input features).
+//! Depends on `engine::net` and `engine::eval` (the ONNX backend and the input features), and for
+//! `bench` and `quantize` on `engine::bench` (its positions) and `engine::mcts` (search speed).
 
 use std::path::PathBuf;
 

@@ -4,7 +4,6 @@
 //!
 //! Rooms, in dependency order (each uses only those above it; a unit test may reach further, as
 //! `config`'s reads the shipped profiles' openings files with `matches::arena`):
-//! - `rng`, `elo`: the seeded random numbers and the Elo arithmetic;
 //! - `support`: checksummed atomic files, board symmetries, devices, stop signals, progress
 //!   lines, the metrics file and the training plot; nothing of self-play or training;
 //! - `config`: the settings, declared once (flags, profiles, defaults), and the run folder;
@@ -28,9 +27,6 @@
 //! Only `run`, `main`, `support::progress`, `selfplay::bootstrap::run`, `matches::equal_time`
 //! (and the tournament it starts) and the distributed workers print.
 
-pub mod elo;
-pub mod rng;
-
 pub mod support;
 
 pub mod config;
@@ -46,3 +42,10 @@ pub mod selfplay;
 pub mod run;
 
 pub mod distributed;
+
+/// The trainer's generator for `seed`: the engine's `rng::Rng` with the trainer's own constant
+/// mixed into the seed, so its streams (which checkpoints and tests hold) are the ones it has
+/// always drawn, and differ from the engine's search noise for the same seed.
+pub fn seeded_rng(seed: u64) -> engine::rng::Rng {
+    engine::rng::Rng::new(seed ^ 0x7A11_F1FE_0000_0001)
+}

@@ -415,6 +415,27 @@ impl Brain {
         }
     }
 
+    /// `handle` with a panic caught: reported as ERROR, the engine state kept, and a move still
+    /// made when the command owed one. Returns false when the engine should exit.
+    fn handle_guarded(&mut self, command: Command) -> bool {
+        let thinks = matches!(
+            command,
+            Command::Begin | Command::Turn(_) | Command::Board(_)
+        );
+        let moves_before = self.engine.board().map(|b| b.move_count());
+        match catch_unwind(AssertUnwindSafe(|| self.handle(command))) {
+            Ok(go_on) => go_on,
+            Err(_) => {
+                self.error("internal error (see stderr); engine state kept");
+                let moved = self.engine.board().map(|b| b.move_count()) != moves_before;
+                if thinks && !moved {
+                    self.emergency_move();
+                }
+                true
+            }
+        }
+    }
+
     /// A move when all else failed (a caught panic while thinking): never forfeit on a crash.
     fn emergency_move(&mut self) {
         let Some(board) = self.engine.board() else {
@@ -439,40 +460,47 @@ fn main() {
         engine::bench::run();
         return;
     }
-    let analyse = matches!(cli.command, Some(Sub::Analyse));
     // Panics are caught per command and reported as ERROR; keep stderr quiet but informative.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("pbrain-fivezero internal error: {info}")
     }));
-
-    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
-    let mut engine = Engine::new(EngineConfig {
+    let engine = Engine::new(EngineConfig {
         difficulty: cli.difficulty,
         search: cli.search,
         threads: cli.threads.max(1),
         max_memory_bytes: cli.max_memory_mib * 1024 * 1024,
-        model: cli.model,
+        model: cli.model.clone(),
         device: cli.device,
         eval_cache_entries: cli.eval_cache,
         c_puct: cli.c_puct,
         fpu_reduction: cli.fpu_reduction,
     });
-    if analyse {
-        // stdout carries only JSON replies; the engine's messages go to stderr.
-        engine.set_message_sink(Arc::new(|text| eprintln!("{text}")));
-        engine.load_model();
-        let defaults = engine::brain::script::Defaults {
-            threads: cli.threads.max(1),
-            difficulty: cli.difficulty,
-        };
-        let _ = engine::brain::script::serve(
-            &mut engine,
-            std::io::stdin().lock(),
-            &mut std::io::stdout().lock(),
-            defaults,
-        );
-        return;
+    match cli.command {
+        Some(Sub::Analyse) => serve_script(engine, &cli),
+        _ => serve_protocol(engine),
     }
+}
+
+/// `analyse`: JSON requests on stdin, JSON replies on stdout.
+fn serve_script(mut engine: Engine, cli: &Cli) {
+    // stdout carries only JSON replies; the engine's messages go to stderr.
+    engine.set_message_sink(Arc::new(|text| eprintln!("{text}")));
+    engine.load_model();
+    let defaults = engine::brain::script::Defaults {
+        threads: cli.threads.max(1),
+        difficulty: cli.difficulty,
+    };
+    let _ = engine::brain::script::serve(
+        &mut engine,
+        std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        defaults,
+    );
+}
+
+/// The Gomocup protocol: commands from the reader thread, run in order on this thread.
+fn serve_protocol(mut engine: Engine) {
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let sink = out.clone();
     engine.set_message_sink(Arc::new(move |text| {
         sink.send(&BrainLine::Message(text.to_string()))
@@ -480,45 +508,7 @@ fn main() {
     engine.load_model();
     let stop = Arc::new(AtomicBool::new(false));
     let ending = Arc::new(AtomicBool::new(false));
-
-    let (tx, rx) = crossbeam_channel::unbounded::<Input>();
-    {
-        let (stop, ending) = (stop.clone(), ending.clone());
-        std::thread::spawn(move || {
-            let mut reader = protocol::CommandReader::new();
-            let raise = |c: &Result<Command, CommandError>,
-                         stop: &AtomicBool,
-                         ending: &AtomicBool| match c {
-                Ok(Command::Stop) => stop.store(true, Ordering::SeqCst),
-                Ok(Command::End) => {
-                    ending.store(true, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
-                }
-                _ => {}
-            };
-            for line in protocol::read_lines(std::io::stdin().lock()) {
-                match line {
-                    Ok(line) => {
-                        for c in reader.feed_all(&line) {
-                            raise(&c, &stop, &ending);
-                            let _ = tx.send(Input::Command(c, Instant::now()));
-                        }
-                    }
-                    Err(protocol::LineError::TooLong(_)) => {
-                        let _ = tx.send(Input::LineTooLong);
-                    }
-                    Err(protocol::LineError::Io(_)) => break,
-                }
-            }
-            while let Some(c) = reader.finish() {
-                let _ = tx.send(Input::Command(c, Instant::now()));
-            }
-            ending.store(true, Ordering::SeqCst);
-            stop.store(true, Ordering::SeqCst);
-            let _ = tx.send(Input::Eof);
-        });
-    }
-
+    let rx = spawn_reader(stop.clone(), ending.clone());
     let mut brain = Brain {
         engine,
         received: Instant::now(),
@@ -538,23 +528,52 @@ fn main() {
             },
             Input::Command(Ok(command), received) => {
                 brain.received = received;
-                let thinks = matches!(
-                    command,
-                    Command::Begin | Command::Turn(_) | Command::Board(_)
-                );
-                let moves_before = brain.engine.board().map(|b| b.move_count());
-                match catch_unwind(AssertUnwindSafe(|| brain.handle(command))) {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(_) => {
-                        brain.error("internal error (see stderr); engine state kept");
-                        let moved = brain.engine.board().map(|b| b.move_count()) != moves_before;
-                        if thinks && !moved {
-                            brain.emergency_move();
-                        }
-                    }
+                if !brain.handle_guarded(command) {
+                    break;
                 }
             }
         }
     }
+}
+
+/// The reader thread: turns stdin into commands, and raises `stop` the moment `STOP`, `YXSTOP` or
+/// `END` arrives (`ending` too for `END` and for the end of stdin), so a search in progress
+/// returns at once.
+fn spawn_reader(
+    stop: Arc<AtomicBool>,
+    ending: Arc<AtomicBool>,
+) -> crossbeam_channel::Receiver<Input> {
+    let (tx, rx) = crossbeam_channel::unbounded::<Input>();
+    std::thread::spawn(move || {
+        let mut reader = protocol::CommandReader::new();
+        let raise = |c: &Result<Command, CommandError>| match c {
+            Ok(Command::Stop) => stop.store(true, Ordering::SeqCst),
+            Ok(Command::End) => {
+                ending.store(true, Ordering::SeqCst);
+                stop.store(true, Ordering::SeqCst);
+            }
+            _ => {}
+        };
+        for line in protocol::read_lines(std::io::stdin().lock()) {
+            match line {
+                Ok(line) => {
+                    for c in reader.feed_all(&line) {
+                        raise(&c);
+                        let _ = tx.send(Input::Command(c, Instant::now()));
+                    }
+                }
+                Err(protocol::LineError::TooLong(_)) => {
+                    let _ = tx.send(Input::LineTooLong);
+                }
+                Err(protocol::LineError::Io(_)) => break,
+            }
+        }
+        while let Some(c) = reader.finish() {
+            let _ = tx.send(Input::Command(c, Instant::now()));
+        }
+        ending.store(true, Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        let _ = tx.send(Input::Eof);
+    });
+    rx
 }

@@ -236,6 +236,9 @@ pub struct Engine {
     progress: Option<ProgressHook>,
     /// Why the live network sits out the current game, said once a game in a message.
     refusal_said: Option<String>,
+    /// Whether `load_model` has run: before that a refused file gives way to the embedded
+    /// network, after it to whatever plays.
+    model_loaded: bool,
 }
 
 impl Engine {
@@ -258,6 +261,7 @@ impl Engine {
             max_visits: None,
             progress: None,
             refusal_said: None,
+            model_loaded: false,
         }
     }
 
@@ -266,20 +270,27 @@ impl Engine {
         self.on_message = sink;
     }
 
-    /// Loads the configured model (if any) now and watches it for new checkpoints. Refusals are
-    /// reported as messages; the engine then plays on the classical evaluator.
+    /// Loads the configured model (if any) now and watches it for new checkpoints. A refused
+    /// model leaves what was playing in place (at the first load, when nothing has played yet,
+    /// the embedded network) and a message says what was refused and what plays; the source is
+    /// still watched, so a valid checkpoint landing there later is swapped in.
     pub fn load_model(&mut self) {
+        let first_load = !std::mem::replace(&mut self.model_loaded, true);
         self._watch = None;
-        self.slot.clear();
+        self.slot.forget_files();
         let path = match self.config.model.clone() {
-            ModelSource::Classical => return,
+            ModelSource::Classical => return self.slot.clear(),
             ModelSource::Embedded => return self.load_embedded(),
             ModelSource::File(path) => path,
         };
         let loader = self.model_loader();
         match self.slot.load_now(&path, &loader) {
             Ok(m) => self.message(&m),
-            Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
+            Err(e) if first_load => {
+                self.message(&format!("model: {e}; playing the embedded network instead"));
+                self.load_embedded();
+            }
+            Err(e) => self.refused(&e),
         }
         let sink = self.on_message.clone();
         self._watch = Some(self.slot.watch(
@@ -308,13 +319,21 @@ impl Engine {
                     "model: the embedded defaults: {plays} (the classical evaluator elsewhere)"
                 ));
             }
-            Err(e) => self.message(&format!("model: {e}; playing with the classical evaluator")),
+            Err(e) => self.refused(&e),
         }
     }
 
     #[cfg(not(feature = "onnx"))]
     fn load_embedded(&mut self) {
-        self.message("model: this engine was built without ONNX Runtime; playing with the classical evaluator");
+        self.refused("this engine was built without ONNX Runtime");
+    }
+
+    /// Says why a model was refused and what plays on.
+    fn refused(&self, why: &str) {
+        self.message(&format!(
+            "model: {why}; keeping {}",
+            self.slot.describe_live()
+        ));
     }
 
     #[cfg(feature = "onnx")]

@@ -11,7 +11,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Evaluation;
-use crate::game::{Board, mix64};
+use crate::game::Board;
+use crate::rng::mix64;
 
 /// One remembered evaluation (`key` 0: empty).
 #[derive(Default)]

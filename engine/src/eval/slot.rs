@@ -202,18 +202,37 @@ impl ModelSlot {
     }
 
     /// Serves `ev`, a network that comes from no watched file (the embedded default), until the
-    /// next load or `clear`.
+    /// next load or `clear`. The files seen so far stay known (a file just refused is not tried
+    /// again until it changes).
     pub fn install_unwatched(&self, ev: Arc<dyn Evaluator>) {
         self.live.store(Arc::new(Live {
             evaluator: ev,
             source: None,
         }));
+    }
+
+    /// Back to the fallback evaluator, every file forgotten.
+    pub fn clear(&self) {
+        self.install_unwatched(self.fallback.clone());
+        self.forget_files();
+    }
+
+    /// Forgets the files loaded, refused and seen (a new source is about to be loaded); what is
+    /// live stays live.
+    pub fn forget_files(&self) {
         *self.lock_state() = WatchState::default();
     }
 
-    /// Back to the fallback evaluator.
-    pub fn clear(&self) {
-        self.install_unwatched(self.fallback.clone());
+    /// What is live, in words: the file it came from, the fallback, or the embedded default.
+    pub fn describe_live(&self) -> String {
+        let live = self.live();
+        match &live.source {
+            Some(path) => path.display().to_string(),
+            None if Arc::ptr_eq(&live.evaluator, &self.fallback) => {
+                format!("the fallback {}", self.fallback.name())
+            }
+            None => format!("the embedded default {}", live.evaluator.name()),
+        }
     }
 
     fn install(&self, ev: Arc<dyn Evaluator>, st: Stamp) -> String {
@@ -258,13 +277,10 @@ impl ModelSlot {
             match loader(&cand) {
                 Ok(ev) => messages.push(self.install(ev, st)),
                 Err(e) => {
-                    let keep = self.live().source.as_ref().map_or_else(
-                        || format!("the fallback {}", self.fallback.name()),
-                        |p| p.display().to_string(),
-                    );
                     messages.push(format!(
-                        "refused model {}: {e}; keeping {keep}",
-                        cand.display()
+                        "refused model {}: {e}; keeping {}",
+                        cand.display(),
+                        self.describe_live()
                     ));
                     let mut s = self.lock_state();
                     s.refused.push(st);
@@ -362,5 +378,40 @@ impl Drop for WatchHandle {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::UniformEvaluator;
+
+    /// A loader that refuses every file, as ONNX Runtime refuses garbage.
+    fn refusing() -> Loader {
+        Arc::new(|_: &Path| Err("not a model".to_string()))
+    }
+
+    #[test]
+    fn a_refused_file_leaves_the_live_evaluator_and_is_not_retried_until_it_changes() {
+        let slot = ModelSlot::new(Arc::new(UniformEvaluator));
+        assert_eq!(slot.describe_live(), "the fallback uniform");
+        let network: Arc<dyn Evaluator> = Arc::new(UniformEvaluator);
+        slot.install_unwatched(network.clone());
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.onnx");
+        std::fs::write(&garbage, b"garbage").unwrap();
+        let err = slot.load_now(&garbage, &refusing()).unwrap_err();
+        assert!(
+            err.contains("refused") && err.contains("not a model"),
+            "{err}"
+        );
+        assert!(Arc::ptr_eq(&slot.current(), &network));
+        assert_eq!(slot.describe_live(), "the embedded default uniform");
+        // The watcher knows the file as refused: no second attempt, no second message.
+        for _ in 0..3 {
+            assert!(slot.poll(&garbage, &refusing()).is_empty());
+        }
+        slot.clear();
+        assert!(Arc::ptr_eq(&slot.current(), slot.fallback()));
     }
 }

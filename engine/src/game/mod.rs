@@ -1,7 +1,8 @@
 //! The rules core: points, colours, rules, the board with incremental line patterns, renju
 //! forbidden points, win detection and zobrist hashing.
 //!
-//! Everything else in fivezero stands on this module; it depends on nothing but `std`.
+//! Everything else in fivezero stands on this module; it depends on nothing but `std` and `rng`
+//! (the generator of the Zobrist keys).
 //! `reference` holds slow, obvious versions of the win and forbidden checks that property tests
 //! compare the fast ones against.
 
@@ -16,4 +17,3 @@ pub use board::{Board, Cell, GameError};
 pub use pattern::{CellThreats, Pattern};
 pub(crate) use pos::CELLS;
 pub use pos::{Color, DIRECTIONS, MAX_SIZE, MIN_SIZE, Pos, Rule};
-pub use zobrist::mix64;

@@ -8,17 +8,17 @@
 //! rate-limited `ProgressHook` called while a run goes on.
 //!
 //! Files: `tree` (arenas, PUCT, backup, solver), `worker` (a thread's gather/evaluate/apply),
-//! `tactics` (settling leaves without the network), `rng` (seeded noise).
+//! `tactics` (settling leaves without the network); root noise from `crate::rng`.
 //!
 //! Depends on `game`, the `eval::Evaluator` trait and (through `tactics`) `tss`. Never names an
 //! inference runtime.
 
-mod rng;
 mod tactics;
 mod tree;
 mod worker;
 
-pub use rng::SplitMix64;
+/// The search's noise generator under its algorithm's name (`crate::rng::Rng`).
+pub use crate::rng::Rng as SplitMix64;
 pub use tree::Proven;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Pos};
+use crate::rng::Rng;
 use tree::{NO_NODE, Puct, State, Tree};
 use worker::{Ctx, Worker};
 
@@ -254,7 +255,7 @@ struct Shared {
     /// Root moves the current position's search is to be restricted to, until the root is
     /// expanded and restricted (`maybe_restrict_root`).
     pending_restriction: Option<Vec<Pos>>,
-    rng: SplitMix64,
+    rng: Rng,
     /// When the current run started, and when its next progress report is due.
     run_started: Instant,
     report_due: Instant,
@@ -293,7 +294,7 @@ impl Search {
             stopped: false,
             noise_done: false,
             pending_restriction: None,
-            rng: SplitMix64::new(config.seed),
+            rng: Rng::new(config.seed),
             run_started: Instant::now(),
             report_due: Instant::now(),
         };
@@ -830,7 +831,7 @@ fn maybe_noise(config: &MctsConfig, s: &mut Shared) {
         let p = (1.0 - eps) * e.prior() + eps * x as f32;
         e.prior = tree::quantize_prior(p);
     }
-    worker::sort_edges(&mut s.tree.edges[first..first + n]);
+    tree::sort_edges(&mut s.tree.edges[first..first + n]);
     s.tree.root_reordered = true;
 }
 

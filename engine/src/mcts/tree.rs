@@ -69,6 +69,20 @@ pub(crate) fn quantize_prior(p: f32) -> u16 {
     ((p * 65535.0 + 0.5) as u16).max(1)
 }
 
+/// Orders edges by prior, largest first, ties by board index: the order selection relies on.
+pub(crate) fn sort_edges(edges: &mut [Edge]) {
+    // Already ordered (equal priors come in board order) is common: one pass to see it.
+    if !edges.is_sorted_by_key(sort_key) {
+        edges.sort_by_key(sort_key);
+    }
+}
+
+/// The edge order as one integer: prior descending, then board index.
+#[inline]
+fn sort_key(e: &Edge) -> u32 {
+    (u32::from(u16::MAX - e.prior) << 16) | e.mv.index() as u32
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum State {
@@ -273,7 +287,7 @@ impl Tree {
         for e in &mut edges[..kept] {
             e.prior = quantize_prior(e.prior() / mass);
         }
-        super::worker::sort_edges(&mut edges[..kept]);
+        sort_edges(&mut edges[..kept]);
         let dropped: Vec<u32> = edges[kept..]
             .iter()
             .map(|e| e.child)
@@ -764,8 +778,8 @@ mod tests {
     /// with ties, virtual loss, unvisited and proven children, NaN values and re-sorted roots.
     #[test]
     fn four_wide_selection_matches_one_by_one() {
-        use super::super::rng::SplitMix64;
-        let mut rng = SplitMix64::new(7);
+        use crate::rng::Rng;
+        let mut rng = Rng::new(7);
         let table = explore_table(1.25, 19652.0);
         let mut checked = 0;
         for round in 0..3000 {
@@ -774,7 +788,7 @@ mod tests {
             // How varied the stats are: from everything equal (the uniform evaluator's wide,
             // flat nodes: ties everywhere) to mostly distinct.
             let kinds = 1 + rng.next_u64() % 4;
-            let pick = |rng: &mut SplitMix64, k: u64| rng.next_u64() % k.min(kinds);
+            let pick = |rng: &mut Rng, k: u64| rng.next_u64() % k.min(kinds);
             let mut priors: Vec<u16> = (0..n_edges)
                 .map(|_| 300 + 7 * pick(&mut rng, 4) as u16)
                 .collect();

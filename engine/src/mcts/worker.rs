@@ -6,7 +6,7 @@
 //! Depends on `game`, the `Evaluator` trait and the tree; never on a concrete evaluator.
 
 use super::tactics::{self, Verdict};
-use super::tree::{Edge, NO_NODE, Proven, Puct, State, Tree, quantize_prior};
+use super::tree::{Edge, NO_NODE, Proven, Puct, State, Tree, quantize_prior, sort_edges};
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Cell, Pos};
 
@@ -452,18 +452,4 @@ fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: Option<Proven>) {
     n.first_edge = first;
     n.n_edges = len as u16;
     n.state = State::Expanded;
-}
-
-/// Orders edges by prior, largest first, ties by board index: the order selection relies on.
-pub(crate) fn sort_edges(edges: &mut [Edge]) {
-    // Already ordered (equal priors come in board order) is common: one pass to see it.
-    if !edges.is_sorted_by_key(sort_key) {
-        edges.sort_by_key(sort_key);
-    }
-}
-
-/// The edge order as one integer: prior descending, then board index.
-#[inline]
-fn sort_key(e: &Edge) -> u32 {
-    (u32::from(u16::MAX - e.prior) << 16) | e.mv.index() as u32
 }

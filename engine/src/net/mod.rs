@@ -1,11 +1,14 @@
 //! The policy/value network as plain data (network contract v1): presets, shapes, weights with
-//! BatchNorm already folded, model metadata, the ONNX writer (fp32, and int8 QDQ through `quant`)
-//! and a naive reference forward pass.
+//! BatchNorm already folded, model metadata, the ONNX writer (fp32, and int8 QDQ: the numbers in
+//! `int8`, calibration and reading a model back in `quant`) and a naive reference forward pass.
+//! Files, lowest first: `weights`, `reference`, `int8`, `writer`, `quant`.
 //!
 //! Shared by the engine (tests, tiny models), the trainer (export after training) and tools.
-//! Must not depend on any inference runtime (`ort`, `tch`), on `game`, or on search code: it only
-//! knows tensors. The runtime that executes the written files lives in `eval::onnx`.
+//! Must not depend on any inference runtime (`ort`, `tch`) or on search code: it knows tensors,
+//! and of `game` only the `Rule` a model claims; random weights come from `rng`. The runtime that
+//! executes the written files lives in `eval::onnx`.
 
+mod int8;
 pub mod onnx_pb;
 pub mod quant;
 mod reference;

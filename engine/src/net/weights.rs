@@ -1,8 +1,9 @@
 //! Network weights as flat f32 tensors (BatchNorm already folded into each conv's bias), the
 //! BatchNorm folding helper, and deterministic random initialisation for tests and benches.
-//! Pure data: no runtime, no I/O.
+//! Pure data: no runtime, no I/O; the random weights come from `rng`.
 
 use super::{NetConfig, NetError};
+use crate::rng::Rng;
 
 /// A 2-D convolution with bias: `weight` is `[out, in, k, k]` row-major, `bias` is `[out]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,37 +138,16 @@ pub fn fold_batchnorm(
     Ok((w, b))
 }
 
-/// splitmix64: a fixed, dependency-free generator so random weights are the same on every
-/// platform and every version of the `rand` crate.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        crate::game::mix64(self.0)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Standard normal (Box-Muller).
-    fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.unit(); // (0, 1]: ln stays finite
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-}
-
 impl NetWeights {
     /// Deterministic random weights (He-normal, small random biases). The second conv of each
     /// residual block is scaled down so activations stay in range through deep trunks and the
     /// outputs are neither constant nor saturated.
     pub fn random(config: NetConfig, seed: u64) -> Result<NetWeights, NetError> {
         config.validate()?;
-        let mut rng = SplitMix64(seed ^ 0x5EED_F1FE_2E20_0001);
-        let conv = |rng: &mut SplitMix64, o: usize, i: usize, k: usize, gain: f64| {
+        // The workspace's fixed generator, not the `rand` crate: the same weights on every
+        // platform and every version.
+        let mut rng = Rng::new(seed ^ 0x5EED_F1FE_2E20_0001);
+        let conv = |rng: &mut Rng, o: usize, i: usize, k: usize, gain: f64| {
             let std = gain * (2.0 / (i * k * k) as f64).sqrt();
             Conv {
                 out_channels: o,

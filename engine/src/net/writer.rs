@@ -1,6 +1,7 @@
 //! Writes [`NetWeights`] + [`ModelMeta`] as an ONNX model (opset 17, IR 8): the graph of the
 //! network contract, built from our own description of the network (as KataGo and lc0 do), with
-//! dynamic N, H, W. Depends only on `net` and the generated protobuf types; never on a runtime.
+//! dynamic N, H, W. Depends only on `net` (with `int8` for the quantized graph) and the generated
+//! protobuf types; never on a runtime.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -10,12 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use prost::Message;
 
+use super::int8::{self, ActivationRanges, WeightBits};
 use super::onnx_pb::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, StringStringEntryProto,
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_proto::DataType, tensor_shape_proto, type_proto,
 };
-use super::quant::{self, ActivationRanges, WeightBits};
 use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
 
 pub const OPSET: i64 = 17;
@@ -88,7 +89,7 @@ impl Builder<'_> {
         let Some(&(lo, hi)) = self.quant.and_then(|(q, _)| q.ranges.get(tensor)) else {
             return (tensor.to_string(), None);
         };
-        let (scale, zero) = quant::activation_params(lo, hi);
+        let (scale, zero) = int8::activation_params(lo, hi);
         let sc = self.init(&format!("{tensor}.q_scale"), &[], &[scale]);
         let zp = self.init_raw(
             &format!("{tensor}.q_zero"),
@@ -123,8 +124,8 @@ impl Builder<'_> {
         };
         let o = c.out_channels;
         let bits = self.quant.map_or(WeightBits::default(), |(_, bits)| bits);
-        let (wq, ws) = quant::quantize_weights(c, bits);
-        let (bq, bs) = quant::quantize_bias(c, x_scale, &ws);
+        let (wq, ws) = int8::quantize_weights(c, bits);
+        let (bq, bs) = int8::quantize_bias(c, x_scale, &ws);
         let w_raw = wq.iter().map(|&v| v as u8).collect();
         let wq = self.init_raw(
             &format!("{name}.weight_q"),

@@ -12,13 +12,16 @@
 //!   --mb N       (FAULTY_MB)        MiB to allocate in memory mode [64]
 //!   --seed S     (FAULTY_SEED)      random seed [1]
 //!
-//! Uses `protocol` for parsing and `engine::game` for the rules; nothing of the search.
+//! Uses `protocol` for parsing, `engine::game` for the rules and `engine::rng`; nothing of the
+//! search.
 
 use std::io::{self, Write};
 use std::thread;
 use std::time::Duration;
 
 use engine::game::{Board, Color, Pos, Rule};
+// Seeded: the same games for a given seed.
+use engine::rng::Rng;
 use protocol::{BrainLine, Command, CommandReader, Coord, Info, StoneOwner};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,19 +93,6 @@ fn opts() -> Result<Opts, String> {
         mb: num("--mb", "FAULTY_MB", 64)? as usize,
         seed: num("--seed", "FAULTY_SEED", 1)?,
     })
-}
-
-/// SplitMix64: deterministic games for a given seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        engine::game::mix64(self.0)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 struct Brain {
@@ -314,7 +304,7 @@ fn main() {
         board: None,
         size: (15, 15),
         rule: Rule::Freestyle,
-        rng: Rng(seed),
+        rng: Rng::new(seed),
         my_moves: 0,
         hoard: vec![],
     };

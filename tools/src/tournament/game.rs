@@ -3,7 +3,7 @@
 //! adjudication by the rules core (five, renju foul, illegal move, draw by move limit).
 //!
 //! Does not spawn or schedule engines (the worker in `mod.rs` does); depends on `process`,
-//! `openings`, `engine::game` and `protocol`.
+//! `engine::openings`, `engine::game` and `protocol`.
 
 use std::time::{Duration, Instant};
 

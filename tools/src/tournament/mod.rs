@@ -4,8 +4,9 @@
 //!
 //! Layout: `spec` (engine command lines), `process` + `memory` +
 //! `log` (child processes), `game` (one game, adjudication), `report` (tallies and output),
-//! `interrupt` (Ctrl-C); this file holds the CLI arguments and the scheduler (worker threads,
-//! each with its own engine processes kept alive between games). Depends on `engine::game`,
+//! `interrupt` (Ctrl-C); this file holds the CLI arguments and the run: the plan (engines,
+//! clocks, schedule), the worker threads (each with its own engine processes kept alive between
+//! games) and the referee loop that tallies and reports each game. Depends on `engine::game`,
 //! `engine::openings` (opening files, shared with the trainer's evaluation matches),
 //! `engine::net::write_atomic`, `protocol`, `stats`.
 
@@ -22,19 +23,20 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use engine::game::{Board, Rule};
 
-use crate::stats::SprtParams;
 use engine::openings::{self, Opening, OpeningFormat};
 use game::{Clock, GameConfig, GameRecord, play_game};
 use log::Logger;
 use process::{EngineProcess, Exit};
 use report::{EngineTotals, PairTotals, Summary, Tally};
 use spec::{EngineSpec, SPEC_HELP};
+use stats::SprtParams;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -212,6 +214,126 @@ enum WorkerMsg {
 
 /// Validates the arguments, plays the tournament, prints and writes the reports.
 pub fn run(args: Args) -> Result<Summary, String> {
+    let plan = Plan::new(&args)?;
+    let mut tally = Tally::new(plan.empty_summary(&args), args.sprt);
+    let mut out = Outputs::open(&args, &tally.summary)?;
+    let workers = args.concurrency.clamp(1, plan.jobs.len().max(1));
+    let shared = Arc::new(plan.into_shared(&args, out.log.clone()));
+    let (handles, rx) = start_workers(&shared, workers)?;
+    interrupt::install();
+    referee(&shared, &rx, &mut tally, &mut out);
+    for h in handles {
+        let _ = h.join();
+    }
+    out.finish(&tally)?;
+    Ok(tally.summary)
+}
+
+/// What the arguments ask for, checked: the engines, their clocks, the game rules, the openings
+/// and the schedule of games.
+struct Plan {
+    specs: Vec<EngineSpec>,
+    clocks: Vec<Clock>,
+    cfg: GameConfig,
+    openings: Vec<Opening>,
+    pairs: Vec<(usize, usize)>,
+    jobs: VecDeque<Job>,
+}
+
+impl Plan {
+    fn new(args: &Args) -> Result<Plan, String> {
+        check_limits(args)?;
+        let specs = engine_specs(args)?;
+        let openings = read_openings(args)?;
+        let clocks: Vec<Clock> = specs
+            .iter()
+            .map(|s| Clock {
+                turn_ms: s.turn_ms.unwrap_or(args.turn_ms),
+                match_ms: s.match_ms.or(args.match_ms),
+                max_node: s.max_node,
+            })
+            .collect();
+        let cfg = game_config(args, &clocks);
+        let pairs: Vec<(usize, usize)> = match args.mode {
+            Mode::RoundRobin => (0..specs.len())
+                .flat_map(|a| (a + 1..specs.len()).map(move |b| (a, b)))
+                .collect(),
+            Mode::Gauntlet => (1..specs.len()).map(|b| (0, b)).collect(),
+        };
+        let jobs = schedule(args, &pairs, openings.len());
+        Ok(Plan {
+            specs,
+            clocks,
+            cfg,
+            openings,
+            pairs,
+            jobs,
+        })
+    }
+
+    /// The summary before any game: engines, pairs and the planned game count.
+    fn empty_summary(&self, args: &Args) -> Summary {
+        let (width, height) = args.size;
+        Summary {
+            rule: args.rule.to_string(),
+            width,
+            height,
+            games_planned: self.jobs.len() as u64,
+            games_played: 0,
+            engines: self
+                .specs
+                .iter()
+                .zip(&self.clocks)
+                .map(|(s, c)| EngineTotals {
+                    name: s.name.clone(),
+                    turn_ms: c.turn_ms,
+                    match_ms: c.match_ms,
+                    max_node: c.max_node,
+                    ..Default::default()
+                })
+                .collect(),
+            pairs: self
+                .pairs
+                .iter()
+                .map(|&(a, b)| PairTotals {
+                    first: self.specs[a].name.clone(),
+                    second: self.specs[b].name.clone(),
+                    wins: 0,
+                    draws: 0,
+                    losses: 0,
+                    score: None,
+                    elo: None,
+                    elo_error95: None,
+                    los: None,
+                    a,
+                    b,
+                })
+                .collect(),
+            sprt: None,
+            manager_overhead_mean_us: 0.0,
+            manager_overhead_max_us: 0.0,
+            games: Vec::new(),
+            interrupted: false,
+        }
+    }
+
+    fn into_shared(self, args: &Args, log: Logger) -> Shared {
+        Shared {
+            specs: self.specs,
+            clocks: self.clocks,
+            cfg: self.cfg,
+            openings: self.openings,
+            queue: Mutex::new(self.jobs),
+            stop: AtomicBool::new(false),
+            log,
+            crlf: args.crlf,
+            end_grace: Duration::from_millis(args.end_grace_ms),
+        }
+    }
+}
+
+/// The board, time and game-count arguments a tournament can be played with.
+fn check_limits(args: &Args) -> Result<(), String> {
     let (width, height) = args.size;
     Board::new(width, height, args.rule).map_err(|e| format!("--size: {e}"))?;
     if args.turn_ms == 0 {
@@ -223,6 +345,11 @@ pub fn run(args: Args) -> Result<Summary, String> {
     if args.games == 0 {
         return Err("--games must be at least 1".into());
     }
+    Ok(())
+}
+
+/// The `--engine` specs parsed and resolved, their names made unique.
+fn engine_specs(args: &Args) -> Result<Vec<EngineSpec>, String> {
     let mut specs = args
         .engines
         .iter()
@@ -235,39 +362,39 @@ pub fn run(args: Args) -> Result<Summary, String> {
     if args.sprt.is_some() && specs.len() != 2 {
         return Err("--sprt needs exactly two engines".into());
     }
-    let openings = match &args.openings {
-        None => Vec::new(),
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("openings file `{}`: {e}", p.display()))?;
-            let o =
-                openings::parse_openings(&text, args.openings_format, width, height, args.rule)?;
-            if o.is_empty() {
-                return Err(format!("openings file `{}` has no openings", p.display()));
-            }
-            o
-        }
+    Ok(specs)
+}
+
+/// The `--openings` file's openings, replayed on the rules core; none without the option.
+fn read_openings(args: &Args) -> Result<Vec<Opening>, String> {
+    let Some(p) = &args.openings else {
+        return Ok(Vec::new());
     };
+    let (width, height) = args.size;
+    let text =
+        std::fs::read_to_string(p).map_err(|e| format!("openings file `{}`: {e}", p.display()))?;
+    let o = openings::parse_openings(&text, args.openings_format, width, height, args.rule)?;
+    if o.is_empty() {
+        return Err(format!("openings file `{}` has no openings", p.display()));
+    }
+    Ok(o)
+}
+
+/// The rules of every game: board, tolerance, start timeout, memory limit, draw length.
+fn game_config(args: &Args, clocks: &[Clock]) -> GameConfig {
+    let (width, height) = args.size;
     let draw_after = match args.draw_after {
         Some(0) => None,
         Some(n) => Some(n),
         None if args.rule == Rule::Renju && (width, height) == (15, 15) => Some(200),
         None => None,
     };
-    let clocks: Vec<Clock> = specs
-        .iter()
-        .map(|s| Clock {
-            turn_ms: s.turn_ms.unwrap_or(args.turn_ms),
-            match_ms: s.match_ms.or(args.match_ms),
-            max_node: s.max_node,
-        })
-        .collect();
     let longest_turn_ms = clocks
         .iter()
         .map(|c| c.turn_ms)
         .max()
         .unwrap_or(args.turn_ms);
-    let cfg = GameConfig {
+    GameConfig {
         width,
         height,
         rule: args.rule,
@@ -279,20 +406,18 @@ pub fn run(args: Args) -> Result<Summary, String> {
         draw_after,
         yxstop: args.yxstop,
         suspend: args.suspend,
-    };
-    let pairs: Vec<(usize, usize)> = match args.mode {
-        Mode::RoundRobin => (0..specs.len())
-            .flat_map(|a| (a + 1..specs.len()).map(move |b| (a, b)))
-            .collect(),
-        Mode::Gauntlet => (1..specs.len()).map(|b| (0, b)).collect(),
-    };
-    // Round-major order keeps every pair progressing evenly (matters for SPRT and early stops).
+    }
+}
+
+/// Every game to play, round-major so every pair progresses evenly (matters for SPRT and early
+/// stops); colours alternate, and game g uses opening g (g/2 with `--repeat`).
+fn schedule(args: &Args, pairs: &[(usize, usize)], openings: usize) -> VecDeque<Job> {
     let mut jobs = VecDeque::new();
     for g in 0..args.games {
-        for &(a, b) in &pairs {
+        for &(a, b) in pairs {
             let (black, white) = if g % 2 == 0 { (a, b) } else { (b, a) };
             let idx = if args.repeat { g / 2 } else { g };
-            let opening = (!openings.is_empty()).then(|| idx as usize % openings.len());
+            let opening = (openings > 0).then(|| idx as usize % openings);
             jobs.push_back(Job {
                 black,
                 white,
@@ -300,73 +425,14 @@ pub fn run(args: Args) -> Result<Summary, String> {
             });
         }
     }
-    let summary = Summary {
-        rule: args.rule.to_string(),
-        width,
-        height,
-        games_planned: jobs.len() as u64,
-        games_played: 0,
-        engines: specs
-            .iter()
-            .zip(&clocks)
-            .map(|(s, c)| EngineTotals {
-                name: s.name.clone(),
-                turn_ms: c.turn_ms,
-                match_ms: c.match_ms,
-                max_node: c.max_node,
-                ..Default::default()
-            })
-            .collect(),
-        pairs: pairs
-            .iter()
-            .map(|&(a, b)| PairTotals {
-                first: specs[a].name.clone(),
-                second: specs[b].name.clone(),
-                wins: 0,
-                draws: 0,
-                losses: 0,
-                score: None,
-                elo: None,
-                elo_error95: None,
-                los: None,
-                a,
-                b,
-            })
-            .collect(),
-        sprt: None,
-        manager_overhead_mean_us: 0.0,
-        manager_overhead_max_us: 0.0,
-        games: Vec::new(),
-        interrupted: false,
-    };
-    let mut tally = Tally::new(summary, args.sprt);
-    let log = match &args.log {
-        Some(p) => Logger::to_file(p)?,
-        None => Logger::disabled(),
-    };
-    let mut pgn = match &args.pgn {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("record file `{}`: {e}", p.display()))?,
-        )),
-        None => None,
-    };
-    if let Some(p) = &args.json {
-        // Before any engine starts: a path that cannot be written is an error now, not after
-        // hours of games.
-        write_json(p, &tally.summary)?;
-    }
-    let workers = args.concurrency.clamp(1, jobs.len().max(1));
-    let shared = Arc::new(Shared {
-        specs,
-        clocks,
-        cfg,
-        openings,
-        queue: Mutex::new(jobs),
-        stop: AtomicBool::new(false),
-        log: log.clone(),
-        crlf: args.crlf,
-        end_grace: Duration::from_millis(args.end_grace_ms),
-    });
+    jobs
+}
+
+/// Starts `workers` threads playing jobs from the queue; their messages arrive on the receiver.
+fn start_workers(
+    shared: &Arc<Shared>,
+    workers: usize,
+) -> Result<(Vec<JoinHandle<()>>, Receiver<WorkerMsg>), String> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut handles = Vec::new();
     for w in 0..workers {
@@ -377,26 +443,133 @@ pub fn run(args: Args) -> Result<Summary, String> {
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         handles.push(h);
     }
-    drop(tx);
-    interrupt::install();
-    let tty = std::io::stderr().is_terminal();
-    // A line said between progress updates first clears the progress line on a terminal.
-    let clear_line = if tty { "\r\x1b[K" } else { "" };
-    let rule_name = args.rule.to_string();
+    Ok((handles, rx))
+}
+
+/// Where the tournament reports as it goes: the exchange log, the game record file, the JSON
+/// summary and the progress line on stderr.
+struct Outputs {
+    log: Logger,
+    pgn: Option<std::io::BufWriter<std::fs::File>>,
+    json: Option<PathBuf>,
+    quiet: bool,
+    tty: bool,
+    rule: String,
+    size: (usize, usize),
+}
+
+impl Outputs {
+    /// Opens the files; the JSON summary is written once before any engine starts, so a path
+    /// that cannot be written is an error now, not after hours of games.
+    fn open(args: &Args, summary: &Summary) -> Result<Outputs, String> {
+        let log = match &args.log {
+            Some(p) => Logger::to_file(p)?,
+            None => Logger::disabled(),
+        };
+        let pgn = match &args.pgn {
+            Some(p) => Some(std::io::BufWriter::new(
+                std::fs::File::create(p)
+                    .map_err(|e| format!("record file `{}`: {e}", p.display()))?,
+            )),
+            None => None,
+        };
+        if let Some(p) = &args.json {
+            write_json(p, summary)?;
+        }
+        Ok(Outputs {
+            log,
+            pgn,
+            json: args.json.clone(),
+            quiet: args.quiet,
+            tty: std::io::stderr().is_terminal(),
+            rule: args.rule.to_string(),
+            size: args.size,
+        })
+    }
+
+    /// What a line said between progress updates starts with: on a terminal it first clears the
+    /// progress line.
+    fn clear_line(&self) -> &'static str {
+        if self.tty { "\r\x1b[K" } else { "" }
+    }
+
+    /// Says that the tournament stops after the games in flight.
+    fn say_interrupted(&self) {
+        eprintln!(
+            "{}interrupted: no new games; the games in flight finish first (Ctrl-C again \
+             quits now{})",
+            self.clear_line(),
+            if self.json.is_some() {
+                "; the --json summary holds every finished game"
+            } else {
+                ""
+            }
+        );
+    }
+
+    /// Reports one tallied game: what its engines said at START (once), its record, the JSON
+    /// summary (every game, so a killed tournament keeps what it finished) and the progress line.
+    fn game(&mut self, sh: &Shared, tally: &Tally, job: Job, heard: &[usize], rec: &GameRecord) {
+        let clear_line = self.clear_line();
+        for &e in heard {
+            // Said once, as soon as it is known: which model an engine plays on decides how to
+            // read the whole match.
+            if let Some(m) = &tally.summary.engines[e].start_message
+                && !self.quiet
+            {
+                eprintln!("{clear_line}{} said at START: {m}", sh.specs[e].name);
+            }
+        }
+        if let Some(w) = self.pgn.as_mut() {
+            let text = report::record_text(
+                tally.summary.games_played,
+                &sh.specs[job.black].name,
+                &sh.specs[job.white].name,
+                &self.rule,
+                self.size,
+                job.opening.map(|i| sh.openings[i].text.as_str()),
+                rec,
+            );
+            let _ = w.write_all(text.as_bytes()).and_then(|_| w.flush());
+        }
+        if let Some(p) = &self.json
+            && let Err(e) = write_json(p, &tally.summary)
+        {
+            // A failure here is said, and the final write says it again as an error.
+            eprintln!("{clear_line}warning: {e}");
+        }
+        if !self.quiet {
+            let line = tally.progress_line();
+            if self.tty {
+                eprint!("\r{line}\x1b[K");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    }
+
+    /// After the last game: the final report on stdout, the final JSON summary.
+    fn finish(&self, tally: &Tally) -> Result<(), String> {
+        if !self.quiet && self.tty {
+            eprintln!();
+        }
+        self.log.flush();
+        print!("{}", tally.final_report());
+        if let Some(p) = &self.json {
+            write_json(p, &tally.summary)?;
+        }
+        Ok(())
+    }
+}
+
+/// The referee's loop: tallies and reports each finished game until every worker is done, stops
+/// new games on Ctrl-C or an SPRT decision.
+fn referee(sh: &Shared, rx: &Receiver<WorkerMsg>, tally: &mut Tally, out: &mut Outputs) {
     loop {
         if !tally.summary.interrupted && interrupt::requested() {
             tally.summary.interrupted = true;
-            shared.stop.store(true, Ordering::Relaxed);
-            eprintln!(
-                "{}interrupted: no new games; the games in flight finish first (Ctrl-C again \
-                 quits now{})",
-                clear_line,
-                if args.json.is_some() {
-                    "; the --json summary holds every finished game"
-                } else {
-                    ""
-                }
-            );
+            sh.stop.store(true, Ordering::Relaxed);
+            out.say_interrupted();
         }
         let msg = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(m) => m,
@@ -405,49 +578,11 @@ pub fn run(args: Args) -> Result<Summary, String> {
         };
         match msg {
             WorkerMsg::Game(job, rec, tallied) => {
-                let opening_text = job.opening.map(|i| shared.openings[i].text.clone());
-                let heard = tally.add(job.black, job.white, opening_text.clone(), &rec);
-                for e in heard {
-                    // Said once, as soon as it is known: which model an engine plays on decides
-                    // how to read the whole match.
-                    if let Some(m) = &tally.summary.engines[e].start_message
-                        && !args.quiet
-                    {
-                        let name = &shared.specs[e].name;
-                        eprintln!("{clear_line}{name} said at START: {m}");
-                    }
-                }
-                let number = tally.summary.games_played;
-                if let Some(w) = pgn.as_mut() {
-                    let (b, wh) = (&shared.specs[job.black].name, &shared.specs[job.white].name);
-                    let text = report::record_text(
-                        number,
-                        b,
-                        wh,
-                        &rule_name,
-                        (width, height),
-                        opening_text.as_deref(),
-                        &rec,
-                    );
-                    let _ = w.write_all(text.as_bytes()).and_then(|_| w.flush());
-                }
-                if let Some(p) = &args.json
-                    && let Err(e) = write_json(p, &tally.summary)
-                {
-                    // Every game, so a killed tournament keeps what it finished; a failure
-                    // here is said, and the final write says it again as an error.
-                    eprintln!("{clear_line}warning: {e}");
-                }
-                if !args.quiet {
-                    let line = tally.progress_line();
-                    if tty {
-                        eprint!("\r{line}\x1b[K");
-                    } else {
-                        eprintln!("{line}");
-                    }
-                }
+                let opening = job.opening.map(|i| sh.openings[i].text.clone());
+                let heard = tally.add(job.black, job.white, opening, &rec);
+                out.game(sh, tally, job, &heard, &rec);
                 if tally.sprt_decision().is_some() {
-                    shared.stop.store(true, Ordering::Relaxed);
+                    sh.stop.store(true, Ordering::Relaxed);
                 }
                 let _ = tallied.send(());
             }
@@ -457,18 +592,6 @@ pub fn run(args: Args) -> Result<Summary, String> {
             } => tally.add_process_counts(&restarts, &end_kills),
         }
     }
-    for h in handles {
-        let _ = h.join();
-    }
-    if !args.quiet && tty {
-        eprintln!();
-    }
-    log.flush();
-    print!("{}", tally.final_report());
-    if let Some(p) = &args.json {
-        write_json(p, &tally.summary)?;
-    }
-    Ok(tally.summary)
 }
 
 /// Writes the summary so a reader (or a kill in the middle) sees the previous one or this one.

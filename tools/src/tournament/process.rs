@@ -3,7 +3,7 @@
 //! shutdown that never hangs (END, grace period, then SIGKILL to the whole group).
 //!
 //! Knows nothing of games or rules; speaks lines, not protocol semantics. Depends on
-//! `spec` and `log` of this module tree, std, libc and crossbeam-channel.
+//! `spec`, `log` and `memory` of this module tree, std, libc and crossbeam-channel.
 
 use std::io::{BufWriter, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -69,23 +69,66 @@ const MEM_POLL: Duration = Duration::from_millis(25);
 /// MEM_POLL, which caps it near 5% of a core per engine.
 const MEM_POLL_COST_FACTOR: u32 = 19;
 
+/// The engine's command: piped stdio, its own process group (so the whole tree can be
+/// signalled), the spec's folder and environment.
+fn command(spec: &EngineSpec) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&spec.cmd);
+    cmd.args(&spec.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(dir) = &spec.dir {
+        cmd.current_dir(dir);
+    }
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// A named thread running `f`.
+fn spawn_thread(label: String, f: Box<dyn FnOnce() + Send>) -> Result<(), String> {
+    thread::Builder::new()
+        .name(label)
+        .spawn(f)
+        .map(drop)
+        .map_err(|e| format!("thread: {e}"))
+}
+
+/// The memory sampler thread's view of one engine: polls the private memory of its process tree
+/// into `peak` until `stop`, skipping while the engine is `suspended`.
+struct MemorySampler {
+    pid: u32,
+    peak: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    suspended: Arc<AtomicBool>,
+}
+
+impl MemorySampler {
+    fn run(self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            if self.suspended.load(Ordering::Relaxed) {
+                thread::sleep(MEM_POLL);
+                continue;
+            }
+            let read_at = Instant::now();
+            match memory::tree_private_bytes(self.pid) {
+                Some(b) => {
+                    self.peak.fetch_max(b, Ordering::Relaxed);
+                }
+                None => break,
+            }
+            thread::sleep(MEM_POLL.max(read_at.elapsed() * MEM_POLL_COST_FACTOR));
+        }
+    }
+}
+
 impl EngineProcess {
     /// Starts the engine with piped stdio in its own process group.
     pub fn spawn(spec: &EngineSpec, log: Logger, crlf: bool) -> Result<Self, String> {
-        use std::os::unix::process::CommandExt;
-        let mut cmd = Command::new(&spec.cmd);
-        cmd.args(&spec.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if let Some(dir) = &spec.dir {
-            cmd.current_dir(dir);
-        }
-        for (k, v) in &spec.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd
+        let mut child = command(spec)
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", spec.cmd.display()))?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
@@ -93,12 +136,6 @@ impl EngineProcess {
         let stdin = child.stdin.take().map(BufWriter::new);
         let (tx, rx) = crossbeam_channel::unbounded();
         let name = spec.name.clone();
-        let spawn_thread = |label: String, f: Box<dyn FnOnce() + Send>| {
-            thread::Builder::new()
-                .name(label)
-                .spawn(f)
-                .map_err(|e| format!("thread: {e}"))
-        };
         spawn_thread(
             format!("{name}-stdout"),
             Box::new(move || {
@@ -124,27 +161,14 @@ impl EngineProcess {
             Arc::new(AtomicBool::new(false)),
         );
         let suspended = Arc::new(AtomicBool::new(false));
-        let (peak, stop, pid) = (mem_peak.clone(), mem_stop.clone(), child.id());
-        let stopped = suspended.clone();
-        spawn_thread(
-            format!("{name}-mem"),
-            Box::new(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    if stopped.load(Ordering::Relaxed) {
-                        thread::sleep(MEM_POLL);
-                        continue;
-                    }
-                    let read_at = Instant::now();
-                    match memory::tree_private_bytes(pid) {
-                        Some(b) => {
-                            peak.fetch_max(b, Ordering::Relaxed);
-                        }
-                        None => break,
-                    }
-                    thread::sleep(MEM_POLL.max(read_at.elapsed() * MEM_POLL_COST_FACTOR));
-                }
-            }),
-        )?;
+        let pid = child.id();
+        let sampler = MemorySampler {
+            pid,
+            peak: mem_peak.clone(),
+            stop: mem_stop.clone(),
+            suspended: suspended.clone(),
+        };
+        spawn_thread(format!("{name}-mem"), Box::new(move || sampler.run()))?;
         log.line(
             &name,
             "info",

@@ -1,16 +1,17 @@
 //! Tournament bookkeeping and output: totals per engine and per pair, the game record file
 //! (PGN-like), the progress line, the final tables and the `--json` summary.
 //!
-//! Pure accounting on finished games; depends on `game` (records), `stats` and serde.
+//! Pure accounting on finished games; depends on `game` (records), `stats`, `engine::openings`
+//! (algebraic coordinates) and serde.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::game::{GameRecord, Outcome};
-use crate::stats::{self, SprtDecision, SprtParams, Wdl};
+use super::game::{GameRecord, Outcome, SideStats};
 use engine::openings::algebraic;
+use stats::{SprtDecision, SprtParams, Wdl};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EngineTotals {
@@ -71,9 +72,130 @@ pub struct PairTotals {
     pub b: usize,
 }
 
+impl EngineTotals {
+    /// Adds this engine's side (0 black, 1 white) of a finished game: result, forfeit, memory,
+    /// reply times and the manager's overhead on its moves. True when the game made its START
+    /// message known.
+    fn add_game(&mut self, side: usize, rec: &GameRecord) -> bool {
+        let st = &rec.stats[side];
+        self.games += 1;
+        let won = matches!(
+            (rec.outcome, side),
+            (Outcome::BlackWins, 0) | (Outcome::WhiteWins, 1)
+        );
+        match rec.outcome {
+            Outcome::Draw => self.draws += 1,
+            _ if won => self.wins += 1,
+            _ => self.losses += 1,
+        }
+        if let Some((c, f)) = rec.forfeit
+            && c.index() == side
+        {
+            *self.forfeits.entry(f.key().to_string()).or_default() += 1;
+        }
+        let heard = self.start_message.is_none() && rec.start_messages[side].is_some();
+        if heard {
+            self.start_message.clone_from(&rec.start_messages[side]);
+        }
+        self.peak_memory_bytes = self.peak_memory_bytes.max(st.peak_memory);
+        self.peak_rss_bytes = self.peak_rss_bytes.max(st.peak_rss.unwrap_or(0));
+        self.moves += st.moves;
+        self.think_ms_total += st.think_ms_total;
+        self.mean_reply_ms = if self.moves > 0 {
+            self.think_ms_total / self.moves as f64
+        } else {
+            0.0
+        };
+        if st.slowest_ms > self.slowest_reply_ms {
+            self.slowest_reply_ms = st.slowest_ms;
+            self.slowest_reply_budget_ms = st.slowest_budget_ms;
+        }
+        self.overhead_us_total += st.overhead_us_total;
+        self.overhead_count += st.overhead_count;
+        self.manager_overhead_max_us = self.manager_overhead_max_us.max(st.overhead_us_max);
+        self.manager_overhead_mean_us = if self.overhead_count > 0 {
+            self.overhead_us_total / self.overhead_count as f64
+        } else {
+            0.0
+        };
+        heard
+    }
+
+    /// Its line of the final report.
+    fn report_line(&self) -> String {
+        let forfeits: Vec<String> = self
+            .forfeits
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        format!(
+            "  {}: {} games +{} ={} -{}  {} ms/move{}{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
+            self.name,
+            self.games,
+            self.wins,
+            self.draws,
+            self.losses,
+            self.turn_ms,
+            self.match_ms
+                .map_or(String::new(), |m| format!(", {m} ms/game")),
+            self.max_node
+                .map_or(String::new(), |n| format!(", {n} nodes/move")),
+            forfeits.join(", "),
+            self.peak_memory_bytes as f64 / 1048576.0,
+            self.peak_rss_bytes as f64 / 1048576.0,
+            self.mean_reply_ms,
+            self.slowest_reply_ms,
+            self.slowest_reply_budget_ms,
+            self.manager_overhead_mean_us,
+            self.manager_overhead_max_us,
+            self.restarts,
+            self.killed_after_end
+        )
+    }
+}
+
 impl PairTotals {
     pub fn wdl(&self) -> Wdl {
         Wdl::new(self.wins, self.draws, self.losses)
+    }
+
+    /// Adds a game's outcome (`first_is_black`: which colour this pair's first engine had) and
+    /// updates score, Elo and LOS.
+    fn add_game(&mut self, first_is_black: bool, outcome: Outcome) {
+        match (outcome, first_is_black) {
+            (Outcome::Draw, _) => self.draws += 1,
+            (Outcome::BlackWins, true) | (Outcome::WhiteWins, false) => self.wins += 1,
+            _ => self.losses += 1,
+        }
+        let wdl = self.wdl();
+        self.score = wdl.score();
+        let est = stats::elo_estimate(&wdl);
+        self.elo = est.map(|e| e.elo).filter(|v| v.is_finite());
+        self.elo_error95 = est.map(|e| e.error95).filter(|v| v.is_finite());
+        self.los = stats::los(&wdl);
+    }
+
+    /// Its line of the final report: results, score, Elo with its error bar, LOS.
+    fn report_line(&self) -> String {
+        let mut out = format!(
+            "  {} vs {}: +{} ={} -{}",
+            self.first, self.second, self.wins, self.draws, self.losses
+        );
+        if let Some(sc) = self.score {
+            let _ = write!(out, "  score {sc:.3}");
+        }
+        if let Some(e) = stats::elo_estimate(&self.wdl()) {
+            let err = if e.error95.is_finite() {
+                format!("{:.1}", e.error95)
+            } else {
+                "inf".into()
+            };
+            let _ = write!(out, "  elo {} ± {err}", fmt_elo(e.elo));
+            if let Some(l) = self.los {
+                let _ = write!(out, "  LOS {:.1}%", l * 100.0);
+            }
+        }
+        out
     }
 }
 
@@ -148,75 +270,20 @@ impl Tally {
         rec: &GameRecord,
     ) -> Vec<usize> {
         let mut heard = Vec::new();
-        let s = &mut self.summary;
-        s.games_played += 1;
+        self.summary.games_played += 1;
         for (side, idx) in [(0usize, black), (1, white)] {
-            let e = &mut s.engines[idx];
-            let st = &rec.stats[side];
-            e.games += 1;
-            let won = matches!(
-                (rec.outcome, side),
-                (Outcome::BlackWins, 0) | (Outcome::WhiteWins, 1)
-            );
-            match rec.outcome {
-                Outcome::Draw => e.draws += 1,
-                _ if won => e.wins += 1,
-                _ => e.losses += 1,
-            }
-            if let Some((c, f)) = rec.forfeit
-                && c.index() == side
-            {
-                *e.forfeits.entry(f.key().to_string()).or_default() += 1;
-            }
-            if e.start_message.is_none() && rec.start_messages[side].is_some() {
-                e.start_message.clone_from(&rec.start_messages[side]);
+            if self.summary.engines[idx].add_game(side, rec) {
                 heard.push(idx);
             }
-            e.peak_memory_bytes = e.peak_memory_bytes.max(st.peak_memory);
-            e.peak_rss_bytes = e.peak_rss_bytes.max(st.peak_rss.unwrap_or(0));
-            e.moves += st.moves;
-            e.think_ms_total += st.think_ms_total;
-            e.mean_reply_ms = if e.moves > 0 {
-                e.think_ms_total / e.moves as f64
-            } else {
-                0.0
-            };
-            if st.slowest_ms > e.slowest_reply_ms {
-                e.slowest_reply_ms = st.slowest_ms;
-                e.slowest_reply_budget_ms = st.slowest_budget_ms;
-            }
-            e.overhead_us_total += st.overhead_us_total;
-            e.overhead_count += st.overhead_count;
-            e.manager_overhead_max_us = e.manager_overhead_max_us.max(st.overhead_us_max);
-            e.manager_overhead_mean_us = if e.overhead_count > 0 {
-                e.overhead_us_total / e.overhead_count as f64
-            } else {
-                0.0
-            };
-            self.overhead_total += st.overhead_us_total;
-            self.overhead_count += st.overhead_count;
-            s.manager_overhead_max_us = s.manager_overhead_max_us.max(st.overhead_us_max);
+            self.add_overhead(&rec.stats[side]);
         }
-        if self.overhead_count > 0 {
-            s.manager_overhead_mean_us = self.overhead_total / self.overhead_count as f64;
-        }
+        let s = &mut self.summary;
         if let Some(p) = s
             .pairs
             .iter_mut()
             .find(|p| (p.a, p.b) == (black, white) || (p.a, p.b) == (white, black))
         {
-            let first_is_black = p.a == black;
-            match (rec.outcome, first_is_black) {
-                (Outcome::Draw, _) => p.draws += 1,
-                (Outcome::BlackWins, true) | (Outcome::WhiteWins, false) => p.wins += 1,
-                _ => p.losses += 1,
-            }
-            let wdl = p.wdl();
-            p.score = wdl.score();
-            let est = stats::elo_estimate(&wdl);
-            p.elo = est.map(|e| e.elo).filter(|v| v.is_finite());
-            p.elo_error95 = est.map(|e| e.error95).filter(|v| v.is_finite());
-            p.los = stats::los(&wdl);
+            p.add_game(p.a == black, rec.outcome);
         }
         let number = s.games.len() as u64 + 1;
         s.games.push(GameSummary {
@@ -233,6 +300,17 @@ impl Tally {
             s.sprt = Some(sprt_summary(sp, &s.pairs[0].wdl()));
         }
         heard
+    }
+
+    /// The manager's overhead over all engines: one side's moves of a game added.
+    fn add_overhead(&mut self, st: &SideStats) {
+        self.overhead_total += st.overhead_us_total;
+        self.overhead_count += st.overhead_count;
+        let s = &mut self.summary;
+        s.manager_overhead_max_us = s.manager_overhead_max_us.max(st.overhead_us_max);
+        if self.overhead_count > 0 {
+            s.manager_overhead_mean_us = self.overhead_total / self.overhead_count as f64;
+        }
     }
 
     /// The SPRT verdict once a bound is crossed.
@@ -293,55 +371,11 @@ impl Tally {
         );
         let _ = writeln!(out, "\nResults per pair (first engine's view):");
         for p in &s.pairs {
-            let _ = write!(
-                out,
-                "  {} vs {}: +{} ={} -{}",
-                p.first, p.second, p.wins, p.draws, p.losses
-            );
-            if let Some(sc) = p.score {
-                let _ = write!(out, "  score {sc:.3}");
-            }
-            if let Some(e) = stats::elo_estimate(&p.wdl()) {
-                let err = if e.error95.is_finite() {
-                    format!("{:.1}", e.error95)
-                } else {
-                    "inf".into()
-                };
-                let _ = write!(out, "  elo {} ± {err}", fmt_elo(e.elo));
-                if let Some(l) = p.los {
-                    let _ = write!(out, "  LOS {:.1}%", l * 100.0);
-                }
-            }
-            out.push('\n');
+            let _ = writeln!(out, "{}", p.report_line());
         }
         let _ = writeln!(out, "\nEngines:");
         for e in &s.engines {
-            let forfeits: Vec<String> =
-                e.forfeits.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            let _ = writeln!(
-                out,
-                "  {}: {} games +{} ={} -{}  {} ms/move{}{}  forfeits [{}]  peak mem {:.1} MiB (rss {:.1} MiB)  reply mean {:.2} ms, slowest {:.2} ms of {} ms  manager {:.0} µs/move (max {:.0})  restarts {}  killed after END {}",
-                e.name,
-                e.games,
-                e.wins,
-                e.draws,
-                e.losses,
-                e.turn_ms,
-                e.match_ms
-                    .map_or(String::new(), |m| format!(", {m} ms/game")),
-                e.max_node
-                    .map_or(String::new(), |n| format!(", {n} nodes/move")),
-                forfeits.join(", "),
-                e.peak_memory_bytes as f64 / 1048576.0,
-                e.peak_rss_bytes as f64 / 1048576.0,
-                e.mean_reply_ms,
-                e.slowest_reply_ms,
-                e.slowest_reply_budget_ms,
-                e.manager_overhead_mean_us,
-                e.manager_overhead_max_us,
-                e.restarts,
-                e.killed_after_end
-            );
+            let _ = writeln!(out, "{}", e.report_line());
             if let Some(m) = &e.start_message {
                 let _ = writeln!(out, "    said at START: {m}");
             }

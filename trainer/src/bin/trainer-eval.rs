@@ -24,7 +24,6 @@ use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
 use engine::game::Pos;
 use trainer::config::commands::EvalArgs;
 use trainer::config::{Settings, load_profile};
-use trainer::elo::elo_bounds;
 use trainer::matches::arena::{MatchConfig, MatchResult, openings_from_file, play_match};
 
 #[derive(Parser, Debug)]
@@ -151,7 +150,7 @@ fn run(cli: EvalArgs) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let r = play_match(&mc, net.clone(), opp)?;
         let secs = t0.elapsed().as_secs_f64();
-        let (lo, hi) = elo_bounds(r.wins, r.draws, r.losses);
+        let (lo, hi) = stats::wilson_bounds(&(r.wins, r.draws, r.losses).into());
         // JSON has no infinity: an open end of the interval is written as null.
         let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
         println!("{}", line(name.trim(), &r, 2 * mc.pairs, secs));

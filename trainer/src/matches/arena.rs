@@ -1,10 +1,10 @@
 //! Evaluation matches: two evaluators play engine games (MCTS at a fixed visit count, no noise)
 //! from seeded random openings or from the openings of a file (as the tournament manager's), each
-//! opening twice with colours swapped; the score becomes an Elo difference with error bars (`elo`)
+//! opening twice with colours swapped; the score becomes an Elo difference with error bars (`stats`)
 //! and a count of the opening pairs by the points each side took in them.
 //!
-//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `elo`,
-//! `rng`, `symmetry`.
+//! Depends on `engine::mcts`, `engine::game`, `engine::eval::Evaluator`, `engine::openings`, `stats`,
+//! `engine::rng`, `symmetry`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,8 +14,6 @@ use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Search, SearchLimits};
 use engine::openings::{OpeningFormat, parse_openings};
 use rayon::prelude::*;
-
-use crate::rng::Rng;
 
 #[derive(Clone, Debug)]
 pub struct MatchConfig {
@@ -121,7 +119,7 @@ impl MatchResult {
     /// "Elo +X ± Y (95%; Wilson lo..hi)", or the one-sided Wilson bound for a clean sweep (which
     /// has no finite Elo: the normal approximation would print "+1200 ± 0").
     pub fn elo_text(&self) -> String {
-        let (lo, hi) = crate::elo::elo_bounds(self.wins, self.draws, self.losses);
+        let (lo, hi) = stats::wilson_bounds(&(self.wins, self.draws, self.losses).into());
         if self.losses == 0 && self.draws == 0 && self.wins > 0 {
             format!("Elo >= {lo:+.0} (95%)")
         } else if self.wins == 0 && self.draws == 0 && self.losses > 0 {
@@ -163,7 +161,7 @@ fn opening(cfg: &MatchConfig, pair: usize) -> Result<Board, String> {
         }
         return Ok(b);
     }
-    let mut rng = Rng::new(cfg.seed ^ (pair as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut rng = crate::seeded_rng(cfg.seed ^ (pair as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
     // Openings stay near the centre so they are plausible and rarely decide the game.
     let r = (n / 4).max(1);
     let c = n / 2;
@@ -278,7 +276,7 @@ pub fn play_match(
             }
         }
     }
-    (r.elo, r.elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+    (r.elo, r.elo_error) = stats::capped_elo(&(r.wins, r.draws, r.losses).into());
     Ok(r)
 }
 

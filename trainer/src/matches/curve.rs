@@ -70,7 +70,7 @@ fn place(
     (elo, error): (f64, f64),
     (hours, games): (f64, u64),
 ) {
-    let (lo, hi) = crate::elo::elo_bounds(w, d, l);
+    let (lo, hi) = stats::wilson_bounds(&(w, d, l).into());
     let point = |elo, error| Point {
         hours,
         games,
@@ -115,7 +115,7 @@ impl Curve {
             place(
                 (&mut t.points, &mut t.sweeps),
                 (wins, draws, losses),
-                crate::elo::elo(wins, draws, losses),
+                stats::capped_elo(&(wins, draws, losses).into()),
                 at,
             );
         }
@@ -378,7 +378,7 @@ not json
             [(2.0, -300.0, 120.0), (4.0, -100.0, 90.0)]
         );
         // The sweep is kept apart at its 95% bound, not at the -1200 placeholder.
-        let (_, hi) = crate::elo::elo_bounds(0, 0, 20);
+        let (_, hi) = stats::wilson_bounds(&(0, 0, 20).into());
         assert_eq!(
             c.sweeps.iter().map(at).collect::<Vec<_>>(),
             [(4.0, hi, 0.0)]
@@ -455,15 +455,15 @@ not json
         let at = |p: &Point| (p.hours, p.games, p.elo, p.error);
         let turns: Vec<u64> = c.equal_time.iter().map(|t| t.turn_ms).collect();
         assert_eq!(turns, [250, 1000]);
-        let (_, hi) = crate::elo::elo_bounds(0, 0, 20);
+        let (_, hi) = stats::wilson_bounds(&(0, 0, 20).into());
         assert!(c.equal_time[0].points.is_empty());
         assert_eq!(at(&c.equal_time[0].sweeps[0]), (1.0, 138, hi, 0.0));
-        let (e0, err0) = crate::elo::elo(5, 1, 34);
+        let (e0, err0) = stats::capped_elo(&(5, 1, 34).into());
         assert_eq!(
             c.equal_time[1].points.iter().map(at).collect::<Vec<_>>(),
             [
                 (1000.0 / 3600.0, 10, e0, err0),
-                (1.0, 138, 0.0, crate::elo::elo(9, 2, 9).1)
+                (1.0, 138, 0.0, stats::capped_elo(&(9, 2, 9).into()).1)
             ]
         );
         // The equal-visit evaluations are untouched (this run had none).

@@ -12,7 +12,7 @@
 //! README's tournament figures come from, so the points compare with them.
 //!
 //! Depends on `config::RunFolder` (each run's `settings.toml` and numbered exports),
-//! `support::metrics` (the records), `elo` and `arena` (the result in words), and on the
+//! `support::metrics` (the records), `stats` and `arena` (the result in words), and on the
 //! `pbrain-fivezero` and `fivezero-tools` binaries (by default next to this one).
 
 use std::path::{Path, PathBuf};
@@ -234,7 +234,7 @@ fn play_tournament(
 
 /// One epoch's result in words.
 fn result_line(dir: &Path, epoch: u64, r: &Record) -> String {
-    let (elo, elo_error) = crate::elo::elo(r.wins, r.draws, r.losses);
+    let (elo, elo_error) = stats::capped_elo(&(r.wins, r.draws, r.losses).into());
     let result = crate::matches::arena::MatchResult {
         wins: r.wins,
         draws: r.draws,

@@ -2,7 +2,7 @@
 //! networks against the classical evaluator at equal time per move in the tournament manager
 //! (`equal_time`), and the learning curve across runs (`curve`).
 //!
-//! Depends on `support`, `config` and `elo`; never on tch.
+//! Depends on `support`, `config` and the `stats` crate; never on tch.
 
 pub mod arena;
 pub mod curve;

@@ -7,7 +7,7 @@
 //! files, which do not, still read, with both unknown. `transfer_rule` starts a run on one rule
 //! from a checkpoint trained on another.
 //!
-//! Depends on tch, `store`, `optim`, `rng`, and the engine's input planes (`features`).
+//! Depends on tch, `store`, `optim`, `engine::rng`, and the engine's input planes (`features`).
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ use tch::{Kind, Tensor, nn};
 use engine::eval::features;
 use engine::game::Rule;
 
-use crate::rng::Rng;
+use engine::rng::Rng;
 use crate::support::store::{self, StoreError};
 
 const MAGIC: [u8; 4] = *b"FZCK";

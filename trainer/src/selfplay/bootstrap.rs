@@ -18,7 +18,6 @@ use engine::game::Board;
 use engine::mcts::{Search, SearchLimits};
 use rayon::prelude::*;
 
-use crate::rng::Rng;
 use crate::selfplay::status::{SelfPlayStatus, expected_plies};
 use crate::selfplay::{
     self, SelfPlayConfig, SelfPlayReport, game_seed, new_record, play_searched, policy_target,
@@ -41,7 +40,7 @@ pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Resu
     };
     let mut search = Search::new(mcts, Arc::new(ClassicalEvaluator));
     let mut record = new_record(cfg);
-    let mut rng = Rng::new(seed);
+    let mut rng = crate::seeded_rng(seed);
     let limits = SearchLimits::visits(visits.max(1));
     loop {
         search.set_position(&board);

@@ -9,12 +9,12 @@
 //!
 //! State lives per move in `GumbelRoot`; self-play calls `plan` before each gather and `advance`
 //! after each apply, reading the root through `Search::root_moves`. Depends on `engine::mcts`
-//! (root moves, proven results) and `rng`.
+//! (root moves, proven results) and `engine::rng`.
 
 use engine::game::Pos;
 use engine::mcts::{Proven, RootCandidate};
 
-use crate::rng::Rng;
+use engine::rng::Rng;
 
 /// σ's constants, the paper's (and mctx's) defaults: σ(q̂) = (C_VISIT + max visits) · C_SCALE · q̂.
 const C_VISIT: f32 = 50.0;
@@ -267,7 +267,7 @@ mod tests {
         let mut moves: Vec<RootCandidate> = (0..values.len())
             .map(|i| cand(i as u8, priors[i], 0, values[i]))
             .collect();
-        let mut rng = Rng::new(seed);
+        let mut rng = crate::seeded_rng(seed);
         let mut g = GumbelRoot::draw(&moves, m, sims, &mut rng);
         let mut spent = 0u32;
         while !g.done() {
@@ -296,7 +296,7 @@ mod tests {
             // The same draw without a search: the first of g + logit.
             let moves: Vec<RootCandidate> =
                 (0..8).map(|i| cand(i as u8, priors[i], 0, 0.0)).collect();
-            let g = GumbelRoot::draw(&moves, 8, 32, &mut Rng::new(seed));
+            let g = GumbelRoot::draw(&moves, 8, 32, &mut crate::seeded_rng(seed));
             by_prior += (g.drawn[0].0 == mv(3)) as u32;
         }
         // At 32 simulations σ spans about 5 logits over the root's whole value range (C_VISIT
@@ -328,7 +328,7 @@ mod tests {
         let mut lost = cand(0, 0.9, 3, -1.0);
         lost.proven = Some(Proven::Loss);
         let moves = [lost, cand(1, 0.05, 0, 0.0), cand(2, 0.05, 0, 0.0)];
-        let g = GumbelRoot::draw(&moves, 16, 16, &mut Rng::new(1));
+        let g = GumbelRoot::draw(&moves, 16, 16, &mut crate::seeded_rng(1));
         assert!(g.drawn.iter().all(|&(p, _)| p != mv(0)));
         assert!(policy_target(&moves, 0.0).iter().all(|c| c.mv != mv(0)));
         // Every move lost: they stay, so there is still a move to play and a target.
@@ -338,7 +338,7 @@ mod tests {
         }
         assert!(!policy_target(&all_lost, -1.0).is_empty());
         assert_ne!(
-            GumbelRoot::draw(&all_lost, 16, 16, &mut Rng::new(1)).chosen(&all_lost, -1.0),
+            GumbelRoot::draw(&all_lost, 16, 16, &mut crate::seeded_rng(1)).chosen(&all_lost, -1.0),
             Pos::NONE
         );
     }
@@ -346,7 +346,7 @@ mod tests {
     #[test]
     fn one_move_needs_no_search() {
         let moves = [cand(0, 1.0, 0, 0.0)];
-        let g = GumbelRoot::draw(&moves, 16, 32, &mut Rng::new(3));
+        let g = GumbelRoot::draw(&moves, 16, 32, &mut crate::seeded_rng(3));
         assert!(g.done());
         assert_eq!(g.chosen(&moves, 0.0), mv(0));
     }

@@ -42,7 +42,7 @@ use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
-use crate::rng::Rng;
+use engine::rng::Rng;
 use crate::selfplay::status::SelfPlayStatus;
 use crate::training::replay::GameRecord;
 use gumbel::GumbelRoot;
@@ -202,7 +202,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
     // The step-wise API never calls the search's own evaluator: leaves go to the batched net.
     let mut search = Search::new(mcts, Arc::new(UniformEvaluator));
     search.set_position(&board);
-    let mut r = Rng::new(seed);
+    let mut r = crate::seeded_rng(seed);
     let no_resign = r.unit() < cfg.no_resign_fraction;
     let mut slot = Slot {
         board,

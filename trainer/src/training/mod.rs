@@ -30,7 +30,7 @@ use crate::network::checkpoint::{self, Checkpoint};
 use crate::network::model::{Net, trainable_params};
 use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
 use crate::network::optim::{OptimConfig, Optimizer};
-use crate::rng::Rng;
+use engine::rng::Rng;
 use crate::support::store;
 use crate::training::replay::{Replay, Sample};
 
@@ -214,7 +214,7 @@ impl Trainer {
             net,
             opt,
             replay,
-            rng: Rng::new(s.seed),
+            rng: crate::seeded_rng(s.seed),
             step: 0,
             epoch: 0,
             games: 0,

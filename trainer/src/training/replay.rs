@@ -14,7 +14,7 @@ use engine::eval::features;
 use engine::game::{Board, Pos, Rule};
 use serde::{Deserialize, Serialize};
 
-use crate::rng::Rng;
+use engine::rng::Rng;
 use crate::support::store::{self, StoreError};
 use crate::support::symmetry;
 

@@ -149,7 +149,7 @@ fn transfer_rule_plays_the_new_rule_as_the_old() {
         preset: Preset::Tiny.name().into(),
         blocks: config.blocks,
         channels: config.channels,
-        rng: trainer::rng::Rng::new(1),
+        rng: trainer::seeded_rng(1),
         next_chunk: 0,
         games_played: 0,
         best_epoch: 0,

@@ -4,7 +4,6 @@
 
 use engine::eval::features;
 use engine::game::Rule;
-use trainer::rng::Rng;
 use trainer::support::symmetry;
 use trainer::training::replay::{GameRecord, Replay, board_at, sample_at};
 
@@ -163,7 +162,7 @@ fn chunks_reload_window_trims_and_corruption_is_skipped_not_overwritten() {
     assert!(c2.ends_with("chunk-00000002.bin"));
     assert_eq!(std::fs::read(&c0).unwrap(), b0);
     assert_eq!(std::fs::read(&c1).unwrap().len(), bytes.len() - 3);
-    let mut rng = Rng::new(3);
+    let mut rng = trainer::seeded_rng(3);
     for _ in 0..20 {
         let s = r3.sample(&mut rng).unwrap().unwrap();
         assert!((s.policy.iter().sum::<f32>() - 1.0).abs() < 1e-5);

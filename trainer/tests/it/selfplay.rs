@@ -292,7 +292,7 @@ fn playout_cap_randomization_records_only_the_full_searches() {
     let mut replay = trainer::training::replay::Replay::open(dir.path(), 100_000, |_| {}).unwrap();
     replay.add_chunk(r.games).unwrap();
     assert_eq!(replay.len(), full);
-    let mut rng = trainer::rng::Rng::new(1);
+    let mut rng = trainer::seeded_rng(1);
     for _ in 0..500 {
         let s = replay.sample(&mut rng).unwrap().unwrap();
         let mass: f32 = s.policy.iter().sum();

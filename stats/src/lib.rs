@@ -1,11 +1,17 @@
-//! Match statistics: Elo from wins/draws/losses with a 95% error bar, likelihood of superiority,
-//! and the sequential probability ratio test (GSPRT, normal approximation of the trinomial
-//! log-likelihood ratio, as fishtest's pre-pentanomial version and cutechess-cli compute it).
+//! Match statistics, once for the workspace: Elo from wins/draws/losses with a 95% error bar
+//! (the tournament manager's, and the trainer's that stays finite for a clean sweep), the 95%
+//! Wilson interval as Elo, likelihood of superiority, and the sequential probability ratio test
+//! (GSPRT, normal approximation of the trinomial log-likelihood ratio, as fishtest's
+//! pre-pentanomial version and cutechess-cli compute it).
 //!
-//! Pure math on counts: depends on nothing else in the workspace, no I/O.
+//! Pure math on counts: depends on nothing, no I/O. `tools` (tournaments, the `elo` command) and
+//! `trainer` (evaluation matches, the learning curve) use it.
 
 /// Two-sided 95% quantile of the standard normal distribution.
 pub const Z95: f64 = 1.959_963_984_540_054;
+/// `Z95` as the trainer's figures have always used it, rounded: its Elo bars and Wilson bounds
+/// stay the numbers its run records and notes hold.
+const Z95_ROUNDED: f64 = 1.96;
 
 /// Game results from the first player's point of view.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,6 +58,13 @@ impl Wdl {
     }
 }
 
+/// Counts as the trainer keeps them.
+impl From<(u32, u32, u32)> for Wdl {
+    fn from((wins, draws, losses): (u32, u32, u32)) -> Self {
+        Self::new(wins.into(), draws.into(), losses.into())
+    }
+}
+
 /// Logistic Elo difference for an expected score; infinite at 0 and 1.
 pub fn elo_from_score(score: f64) -> f64 {
     if score <= 0.0 {
@@ -81,16 +94,49 @@ pub struct EloEstimate {
 
 /// Elo and 95% error bar from the score, its standard error from the trinomial variance.
 pub fn elo_estimate(r: &Wdl) -> Option<EloEstimate> {
+    normal_interval(r, Z95, elo_from_score)
+}
+
+/// The score's normal-approximation interval of `z` standard errors, each end and the score
+/// turned into Elo by `to_elo`.
+fn normal_interval(r: &Wdl, z: f64, to_elo: impl Fn(f64) -> f64) -> Option<EloEstimate> {
     let s = r.score()?;
     let stderr = (r.variance()? / r.games() as f64).sqrt();
-    let lo = elo_from_score(s - Z95 * stderr);
-    let hi = elo_from_score(s + Z95 * stderr);
+    let lo = to_elo(s - z * stderr);
+    let hi = to_elo(s + z * stderr);
     Some(EloEstimate {
-        elo: elo_from_score(s),
+        elo: to_elo(s),
         error95: (hi - lo) / 2.0,
         lower95: lo,
         upper95: hi,
     })
+}
+
+/// `capped_elo` holds scores inside [SCORE_CAP, 1 - SCORE_CAP]: ±1200 Elo at most.
+const SCORE_CAP: f64 = 1e-3;
+
+/// (Elo, half-width of its 95% interval) with every score held inside [0.001, 0.999], so a clean
+/// sweep still gets a number to store and plot (±1200, with a bar of 0); (0, infinity) without
+/// games. The trainer's evaluation figures; `wilson_bounds` is the honest bound for a sweep.
+pub fn capped_elo(r: &Wdl) -> (f64, f64) {
+    normal_interval(r, Z95_ROUNDED, |p| {
+        elo_from_score(p.clamp(SCORE_CAP, 1.0 - SCORE_CAP))
+    })
+    .map_or((0.0, f64::INFINITY), |e| (e.elo, e.error95))
+}
+
+/// The 95% Wilson score interval of the score, as Elo (lower, upper). Unlike the normal
+/// approximation it stays informative for a clean sweep (100% of n games still leaves the true
+/// score somewhere above n / (n + 1.96²)); an end at 0 or 1 is -/+infinity, and so are both
+/// without games.
+pub fn wilson_bounds(r: &Wdl) -> (f64, f64) {
+    let (Some(s), n) = (r.score(), r.games() as f64) else {
+        return (f64::NEG_INFINITY, f64::INFINITY);
+    };
+    let z2 = Z95_ROUNDED * Z95_ROUNDED;
+    let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z95_ROUNDED / (1.0 + z2 / n) * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt();
+    (elo_from_score(centre - half), elo_from_score(centre + half))
 }
 
 /// Likelihood of superiority: P(first player is stronger), from decisive games only.
@@ -246,6 +292,45 @@ mod tests {
         assert!(close(with_draws.elo, e.elo, 1e-9));
         assert!(with_draws.error95 < e.error95);
         assert!(elo_estimate(&Wdl::default()).is_none());
+    }
+
+    #[test]
+    fn wilson_bounds_bracket_the_estimate_and_survive_a_sweep() {
+        let (lo, hi) = wilson_bounds(&Wdl::new(15, 0, 5));
+        let (e, _) = capped_elo(&Wdl::new(15, 0, 5));
+        assert!(lo < e && e < hi, "{lo} {e} {hi}");
+        // 200 wins out of 200: the score is above 200/203.84 = 0.981 (Elo 688) with 95%.
+        let (lo, hi) = wilson_bounds(&Wdl::new(200, 0, 0));
+        assert!((lo - 688.0).abs() < 2.0, "{lo}");
+        assert!(hi.is_infinite() && hi > 0.0);
+        let (lo, hi) = wilson_bounds(&Wdl::new(0, 0, 200));
+        assert!(
+            lo.is_infinite() && lo < 0.0 && (hi + 688.0).abs() < 2.0,
+            "{hi}"
+        );
+        assert_eq!(
+            wilson_bounds(&Wdl::default()),
+            (f64::NEG_INFINITY, f64::INFINITY)
+        );
+    }
+
+    #[test]
+    fn capped_elo_is_even_at_an_even_score_and_finite_for_a_sweep() {
+        let (e, err) = capped_elo(&Wdl::new(10, 0, 10));
+        assert!(e.abs() < 1e-9 && err > 0.0);
+        let (e, _) = capped_elo(&Wdl::new(15, 0, 5));
+        assert!((e - 190.8).abs() < 1.0, "{e}");
+        assert!(capped_elo(&Wdl::new(5, 0, 15)).0 < 0.0);
+        assert!(capped_elo(&Wdl::default()).1.is_infinite());
+        let (e, err) = capped_elo(&Wdl::new(20, 0, 0));
+        assert!((e - 1199.8).abs() < 0.1 && err == 0.0, "{e} {err}");
+        // Away from the cap it is the tournament manager's estimate (with z rounded to 1.96).
+        let est = elo_estimate(&Wdl::new(30, 12, 18)).unwrap();
+        let (e, err) = capped_elo(&Wdl::new(30, 12, 18));
+        assert!(
+            close(e, est.elo, 1e-9) && close(err, est.error95, 1e-3 * err),
+            "{err}"
+        );
     }
 
     #[test]

@@ -11,7 +11,10 @@ use std::path::PathBuf;
 pub fn log_path() -> PathBuf {
     match std::env::var_os("FIVEZERO_SKIP_LOG") {
         Some(path) => PathBuf::from(path),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-skips.log")),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../target/test-skips.log"
+        )),
     }
 }
 

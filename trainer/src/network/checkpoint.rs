@@ -17,8 +17,8 @@ use tch::{Kind, Tensor, nn};
 use engine::eval::features;
 use engine::game::Rule;
 
-use engine::rng::Rng;
 use crate::support::store::{self, StoreError};
+use engine::rng::Rng;
 
 const MAGIC: [u8; 4] = *b"FZCK";
 /// 2 added `rule` and `board_size`; version 1 files read through [`CheckpointV1`].

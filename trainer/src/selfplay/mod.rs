@@ -42,9 +42,9 @@ use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
 
-use engine::rng::Rng;
 use crate::selfplay::status::SelfPlayStatus;
 use crate::training::replay::GameRecord;
+use engine::rng::Rng;
 use gumbel::GumbelRoot;
 
 #[derive(Clone, Debug)]

@@ -30,9 +30,9 @@ use crate::network::checkpoint::{self, Checkpoint};
 use crate::network::model::{Net, trainable_params};
 use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
 use crate::network::optim::{OptimConfig, Optimizer};
-use engine::rng::Rng;
 use crate::support::store;
 use crate::training::replay::{Replay, Sample};
+use engine::rng::Rng;
 
 /// A training batch as device tensors.
 pub struct Batch {

@@ -14,9 +14,9 @@ use engine::eval::features;
 use engine::game::{Board, Pos, Rule};
 use serde::{Deserialize, Serialize};
 
-use engine::rng::Rng;
 use crate::support::store::{self, StoreError};
 use crate::support::symmetry;
+use engine::rng::Rng;
 
 const MAGIC: [u8; 4] = *b"FZRP";
 const VERSION: u32 = 1;

@@ -43,7 +43,7 @@ struct Cli {
     /// board size it was trained for, the classical evaluator elsewhere), `none` (the classical
     /// evaluator), or an ONNX model file or a directory of checkpoints (the newest valid *.onnx
     /// wins; watched, and new checkpoints are swapped in between moves).
-    /// `INFO model none|default|PATH` changes it during a session.
+    /// `INFO model none|default|PATH` changes it during a game.
     #[arg(long, default_value = "default")]
     model: ModelSource,
     /// Inference device for the model: cpu, or cuda[:N] (needs the GPU build of ONNX Runtime).
@@ -81,7 +81,7 @@ enum Sub {
     /// visits/s and a signature that is identical on every run of the same build.
     Bench,
     /// Scripting: reads one JSON request per line on stdin, writes one JSON reply per line
-    /// (schema in the README and in `engine::brain::script`).
+    /// (schema in docs/analysis.md and in `engine::brain::script`).
     Analyse,
 }
 

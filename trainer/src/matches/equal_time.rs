@@ -9,7 +9,7 @@
 //! Why a second measure: the training run's own evaluations give both sides the same visits, which
 //! measures what the network knows; a user gets what it knows per second, and a network is far
 //! slower per evaluation than the classical evaluator. The manager and engine are the ones the
-//! README's tournament figures come from, so the points compare with them.
+//! tournament figures of docs/results.md come from, so the points compare with them.
 //!
 //! Depends on `config::RunFolder` (each run's `settings.toml` and numbered exports),
 //! `support::metrics` (the records), `stats` and `arena` (the result in words), and on the

@@ -146,7 +146,7 @@ pub fn onnx_selfplay(
 
 /// Whether this CPU multiplies int8 with dot-product instructions (AVX-512 VNNI or AVX-VNNI), where
 /// ONNX Runtime's int8 kernels run fastest: `auto` self-plays int8 there. From random play on a
-/// VNNI Xeon it learned per epoch as well as fp32 and reached each epoch in less CPU time (README).
+/// VNNI Xeon it learned per epoch as well as fp32 and reached each epoch in less CPU time (docs/networks.md).
 fn cpu_has_int8_dot_products() -> bool {
     #[cfg(target_arch = "x86_64")]
     {

@@ -457,7 +457,7 @@ impl Trainer {
     /// `eval_promote_score`. With `onnx`, both networks play as their exports on the sessions
     /// self-play uses (int8 when it does): the networks as the engine plays them, and on a CPU
     /// far faster than small-batch libtorch forwards (80 games at 64 visits on a 2-core VNNI
-    /// Xeon: 16 s against 219 s, README), which had made an evaluation cost several epochs.
+    /// Xeon: 16 s against 219 s, docs/training.md), which had made an evaluation cost several epochs.
     /// The caller loads the current network (`OnnxSelfplay::evaluator` of `onnx()`), so that
     /// the next self-play can take the same sessions instead of exporting and quantizing again.
     ///

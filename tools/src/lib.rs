@@ -10,6 +10,7 @@
 //! Depends on `protocol` and `engine::game` (rules for adjudication); never on the engine's search.
 
 pub mod elo;
+pub mod measure;
 pub mod mine;
 pub mod model;
 pub mod stats;

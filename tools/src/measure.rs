@@ -6,6 +6,9 @@
 //! - `reload`: checkpoint files land in `--model DIR` while the engine plays game after game (every
 //!   fifth one bad: garbage, truncated, another feature version, NaN outputs): the time from a file
 //!   landing to the `loaded` message and to the first move made with the new model.
+//! - `analyse`: positions/s of `pbrain-fivezero analyse` on seeded random openings, per difficulty.
+//! - `realtime`: visits/s of the same search with the realtime lines (`INFO show_detail 1`) and
+//!   without, interleaved.
 //!
 //! The black-box tests check the same behaviour (`tests/tests/it/hot_reload.rs`: every file is
 //! loaded or refused, the old model stays, no move is illegal) without timing it; they use the
@@ -13,10 +16,14 @@
 //! `fivezero-tools tournament` itself. Depends on `engine::net` and `engine::game` and on
 //! `tournament::process` for the engine's pipes.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use engine::brain::script::Response;
 use engine::game::{Board, Pos, Rule};
+use engine::mcts::SplitMix64;
 use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
 use protocol::BrainLine;
 
@@ -57,6 +64,26 @@ enum Figure {
         #[arg(long, default_value_t = 150)]
         turn_ms: u64,
     },
+    /// `pbrain-fivezero analyse` on `--positions` seeded random openings (2 to 20 stones, 15x15
+    /// freestyle) at `--visits` each, for `--difficulty medium` and `easy`: positions/s.
+    Analyse {
+        #[command(flatten)]
+        engine: EngineArg,
+        #[arg(long, default_value_t = 1000)]
+        positions: u64,
+        #[arg(long, default_value_t = 100)]
+        visits: u64,
+    },
+    /// Visits/s of one search with the realtime lines on and off (`INFO show_detail`), `--rounds`
+    /// of each interleaved, `--turn-ms` per search.
+    Realtime {
+        #[command(flatten)]
+        engine: EngineArg,
+        #[arg(long, default_value_t = 4)]
+        rounds: u32,
+        #[arg(long, default_value_t = 2000)]
+        turn_ms: u64,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -83,6 +110,16 @@ pub fn run(args: Args) -> Result<(), String> {
             files,
             turn_ms,
         } => reload(&engine.path()?, files, turn_ms),
+        Figure::Analyse {
+            engine,
+            positions,
+            visits,
+        } => analyse(&engine.path()?, positions, visits),
+        Figure::Realtime {
+            engine,
+            rounds,
+            turn_ms,
+        } => realtime(&engine.path()?, rounds, turn_ms),
     }
 }
 
@@ -435,4 +472,107 @@ fn print_reloads(seen: &mut Reloads, games: &Games, files: u64, turn_ms: u64) {
         spread(&mut seen.to_message_ms),
         spread(&mut seen.to_move_ms)
     );
+}
+
+/// A seeded random opening of `stones` stones near the centre of a 15x15 freestyle board, with no
+/// five on it, as `[x, y]` pairs.
+pub fn random_opening(rng: &mut SplitMix64, stones: usize) -> Vec<[i64; 2]> {
+    loop {
+        let mut board = Board::new(15, 15, Rule::Freestyle).expect("15x15 is a valid board");
+        let mut moves = Vec::new();
+        while moves.len() < stones && board.winner().is_none() {
+            let (x, y) = (4 + rng.next_u64() % 7, 4 + rng.next_u64() % 7);
+            let p = board.pos(x as i64, y as i64).expect("on the board");
+            if board.is_legal(p) && board.play(p).is_ok() {
+                moves.push([x as i64, y as i64]);
+            }
+        }
+        if board.winner().is_none() {
+            return moves;
+        }
+    }
+}
+
+fn analyse(engine: &Path, positions: u64, visits: u64) -> Result<(), String> {
+    let mut rng = SplitMix64::new(12);
+    let input: String = (0..positions)
+        .map(|i| {
+            let stones = 2 + (rng.next_u64() % 19) as usize;
+            let moves = random_opening(&mut rng, stones);
+            serde_json::json!({"id": i, "moves": moves, "visits": visits}).to_string() + "\n"
+        })
+        .collect();
+    for difficulty in ["medium", "easy"] {
+        let mut child = Command::new(engine)
+            .args(["--difficulty", difficulty, "analyse"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", engine.display()))?;
+        let (mut stdin, stdout) = (child.stdin.take(), child.stdout.take());
+        let started = Instant::now();
+        let text = input.clone();
+        let writer = std::thread::spawn(move || stdin.as_mut().map(|s| s.write_all(text.as_bytes())));
+        let (mut replies, mut errors) = (0u64, 0u64);
+        for line in BufReader::new(stdout.ok_or("no stdout pipe")?).lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            match serde_json::from_str::<Response>(&line) {
+                Ok(Response::Reply(_)) => replies += 1,
+                _ => errors += 1,
+            }
+        }
+        let took = started.elapsed().as_secs_f64();
+        let _ = writer.join();
+        let _ = child.wait();
+        println!(
+            "analyse --difficulty {difficulty}: {positions} positions x {visits} visits in {took:.2} s \
+             = {:.0} positions/s; {replies} replies, {errors} errors",
+            positions as f64 / took
+        );
+    }
+    Ok(())
+}
+
+/// The `N visits/s` figure of the search summary among `messages`.
+fn visits_per_second(messages: &[(String, Instant)]) -> Option<f64> {
+    let summary = messages.iter().find(|(m, _)| m.contains(" visits/s"))?;
+    summary.0.split(" visits/s").next()?.rsplit(' ').next()?.parse().ok()
+}
+
+fn realtime(engine: &Path, rounds: u32, turn_ms: u64) -> Result<(), String> {
+    let mut brain = Brain::spawn(engine, &[])?;
+    let mut speeds = [Vec::new(), Vec::new()];
+    let mut lines = [0usize, 0];
+    for round in 0..2 * rounds {
+        let detail = (round % 2) as usize;
+        brain.send("START 15")?;
+        brain.expect_ok("START 15")?;
+        brain.messages.clear();
+        for line in [
+            format!("INFO show_detail {detail}"),
+            format!("INFO timeout_turn {turn_ms}"),
+            "INFO timeout_match 0".into(),
+            "YXBOARD\n7,7,2\n8,8,1\n7,8,2\n6,6,1\nDONE".into(),
+            "YXNBEST 1".into(),
+        ] {
+            brain.send(&line)?;
+        }
+        brain.reply()?;
+        let speed = visits_per_second(&brain.messages)
+            .ok_or_else(|| format!("no visits/s in the search's messages: {:?}", brain.messages))?;
+        speeds[detail].push(speed);
+        lines[detail] += brain.messages.iter().filter(|(m, _)| m.contains("REALTIME")).count();
+    }
+    brain.process.quit(Duration::from_secs(5));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let (on, off) = (mean(&speeds[1]), mean(&speeds[0]));
+    println!(
+        "realtime lines on / off: {on:.0} / {off:.0} visits/s = {:.3} ({rounds} searches of {turn_ms} ms \
+         each, interleaved; {} realtime lines with them on, {} off)",
+        on / off,
+        lines[1],
+        lines[0]
+    );
+    Ok(())
 }

@@ -513,7 +513,8 @@ fn analyse(engine: &Path, positions: u64, visits: u64) -> Result<(), String> {
         let (mut stdin, stdout) = (child.stdin.take(), child.stdout.take());
         let started = Instant::now();
         let text = input.clone();
-        let writer = std::thread::spawn(move || stdin.as_mut().map(|s| s.write_all(text.as_bytes())));
+        let writer =
+            std::thread::spawn(move || stdin.as_mut().map(|s| s.write_all(text.as_bytes())));
         let (mut replies, mut errors) = (0u64, 0u64);
         for line in BufReader::new(stdout.ok_or("no stdout pipe")?).lines() {
             let line = line.map_err(|e| e.to_string())?;
@@ -537,7 +538,14 @@ fn analyse(engine: &Path, positions: u64, visits: u64) -> Result<(), String> {
 /// The `N visits/s` figure of the search summary among `messages`.
 fn visits_per_second(messages: &[(String, Instant)]) -> Option<f64> {
     let summary = messages.iter().find(|(m, _)| m.contains(" visits/s"))?;
-    summary.0.split(" visits/s").next()?.rsplit(' ').next()?.parse().ok()
+    summary
+        .0
+        .split(" visits/s")
+        .next()?
+        .rsplit(' ')
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn realtime(engine: &Path, rounds: u32, turn_ms: u64) -> Result<(), String> {
@@ -562,7 +570,11 @@ fn realtime(engine: &Path, rounds: u32, turn_ms: u64) -> Result<(), String> {
         let speed = visits_per_second(&brain.messages)
             .ok_or_else(|| format!("no visits/s in the search's messages: {:?}", brain.messages))?;
         speeds[detail].push(speed);
-        lines[detail] += brain.messages.iter().filter(|(m, _)| m.contains("REALTIME")).count();
+        lines[detail] += brain
+            .messages
+            .iter()
+            .filter(|(m, _)| m.contains("REALTIME"))
+            .count();
     }
     brain.process.quit(Duration::from_secs(5));
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;

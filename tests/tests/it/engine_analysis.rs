@@ -9,10 +9,10 @@ use engine::game::{Board, Rule};
 use engine::mcts::{Proven, SplitMix64};
 use fivezero_tests::pipe::{Brain, parse_move};
 use fivezero_tests::referee::bin;
-use tools::measure::random_opening;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use tools::measure::random_opening;
 
 const QUICK: Duration = Duration::from_secs(10);
 
@@ -468,7 +468,12 @@ fn figure_realtime_overhead() {
             .parse()
             .unwrap();
         let realtime = b.messages.iter().filter(|m| m.contains("REALTIME")).count();
-        assert_eq!(realtime > 0, detail == 1, "show_detail {detail}: {:?}", b.messages);
+        assert_eq!(
+            realtime > 0,
+            detail == 1,
+            "show_detail {detail}: {:?}",
+            b.messages
+        );
         assert!(speed > 0.0);
     }
 }

@@ -97,7 +97,12 @@ impl Games {
 fn hundred_checkpoint_swaps_during_play() {
     runtime();
     let dir = tempfile::tempdir().unwrap();
-    land(dir.path(), "ckpt-0000.onnx", &random_model(Preset::Tiny, 0, 0)).unwrap();
+    land(
+        dir.path(),
+        "ckpt-0000.onnx",
+        &random_model(Preset::Tiny, 0, 0),
+    )
+    .unwrap();
     let model_dir = dir.path().to_str().unwrap().to_string();
     let mut brain = Brain::spawn(
         &bin("pbrain-fivezero"),

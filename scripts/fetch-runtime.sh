@@ -3,7 +3,7 @@
 # package host these machines reach besides crates.io): ort's own download feature goes elsewhere.
 #
 #   third_party/py/                      venv with onnxruntime, onnx, numpy (pinned): the
-#                                        independent checker used by engine/tests/onnx_*.rs
+#                                        independent checker used by engine/tests/it/onnx_*.rs
 #   third_party/onnxruntime/libonnxruntime.so.1.31.1  + libonnxruntime.so symlink, copied
 #                                        out of the onnxruntime wheel; loaded by `ort` at run time
 #   third_party/.runtime-ok              stamp: the pins it was made with; rerun is a no-op

@@ -16,6 +16,7 @@
 //! search itself.
 
 pub mod elo;
+pub mod measure;
 pub mod mine;
 pub mod model;
 pub mod tactics;

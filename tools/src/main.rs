@@ -30,6 +30,9 @@ enum Cmd {
     MineTactics(tools::mine::Args),
     /// Model files: `info FILE` (metadata, sizes, a load and probe check), `random` (a new one).
     Model(tools::model::Args),
+    /// Figures of the engine under a manager, measured and printed: `startup` (spawn → START → OK,
+    /// a game's slowest reply and peak memory), `reload` (checkpoint landing → loaded, → first move).
+    Bench(tools::measure::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Cmd::Tactics(a) => tools::tactics::run(a),
         Cmd::MineTactics(a) => tools::mine::run(a),
         Cmd::Model(a) => tools::model::run(a),
+        Cmd::Bench(a) => tools::measure::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -331,7 +331,7 @@ fn thread_cpu_seconds() -> f64 {
     t(ru.ru_utime) + t(ru.ru_stime)
 }
 
-/// `cargo test --release -p engine --test onnx_runtime -- --ignored --nocapture onnx_throughput`
+/// `cargo test --release -p engine --test it -- --ignored --nocapture onnx_throughput`
 #[test]
 #[ignore = "timing figure, not a check"]
 fn onnx_throughput_small_15x15_b16_t1() {

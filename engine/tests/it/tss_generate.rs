@@ -1,5 +1,5 @@
 //! Generator of engine/tests/fixtures/tactics/generated.txt (ignored test; run by hand with
-//! `cargo test -p engine --test tss_generate -- --ignored`, writes $TSS_SUITE_OUT or
+//! `cargo test --release -p engine --test it -- --ignored tss_generate`, writes $TSS_SUITE_OUT or
 //! /tmp/generated.txt). Deterministic: same code, same positions.
 
 use engine::game::{Board, Pattern, Pos, Rule};

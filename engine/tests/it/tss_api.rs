@@ -357,7 +357,7 @@ fn win_that_starts_by_blocking_a_four_is_found() {
 /// other. The memory forgets what it learnt when the rule changes.
 #[test]
 fn memory_carries_a_proven_win_to_the_next_move() {
-    let text = include_str!("fixtures/tactics/generated.txt");
+    let text = include_str!("../fixtures/tactics/generated.txt");
     let pos = suite::parse(text)
         .unwrap()
         .into_iter()

@@ -5,13 +5,14 @@
 
 use engine::brain::Difficulty;
 use engine::brain::script::{Candidate, ErrorReply, Reply, Request, Response, RuleName};
-use engine::game::{Board, Pos, Rule};
+use engine::game::{Board, Rule};
 use engine::mcts::{Proven, SplitMix64};
 use fivezero_tests::pipe::{Brain, parse_move};
 use fivezero_tests::referee::bin;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tools::measure::random_opening;
 
 const QUICK: Duration = Duration::from_secs(10);
 
@@ -399,30 +400,8 @@ fn readme_python_example_runs() {
     assert_eq!(lines[3], "stone 2 (7,7): point 7,7 is already occupied");
 }
 
-/// A reproducible opening: `stones` random legal moves near the centre of a 15x15 freestyle
-/// board, no five on it.
-fn random_opening(rng: &mut SplitMix64, stones: usize) -> Vec<[i64; 2]> {
-    loop {
-        let mut board = Board::new(15, 15, Rule::Freestyle).unwrap();
-        let mut moves = Vec::new();
-        while moves.len() < stones {
-            let (x, y) = (4 + rng.next_u64() % 7, 4 + rng.next_u64() % 7);
-            let p: Pos = board.pos(x as i64, y as i64).unwrap();
-            if board.is_legal(p) {
-                board.play(p).unwrap();
-                moves.push([x as i64, y as i64]);
-                if board.winner().is_some() {
-                    break;
-                }
-            }
-        }
-        if board.winner().is_none() {
-            return moves;
-        }
-    }
-}
-
-/// Figure: `analyse` throughput on 1,000 seeded random openings (2 to 20 stones) at 100 visits.
+/// `analyse` answers every one of 1,000 seeded random openings (2 to 20 stones) at 100 visits, at
+/// both difficulties. Slow, so run by hand; the throughput is `fivezero-tools bench analyse`.
 #[test]
 #[ignore]
 fn figure_analyse_batch_throughput() {
@@ -443,7 +422,6 @@ fn figure_analyse_batch_throughput() {
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let input = lines.join("\n") + "\n";
-        let t = Instant::now();
         let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
         let (mut replies, mut errors) = (0, 0);
         for line in BufReader::new(child.stdout.take().unwrap()).lines() {
@@ -455,25 +433,19 @@ fn figure_analyse_batch_throughput() {
                 }
             }
         }
-        let took = t.elapsed();
         writer.join().unwrap().unwrap();
         child.wait().unwrap();
-        println!(
-            "analyse --difficulty {difficulty}: {replies} replies, {errors} errors, 1000 positions x 100 visits in {:.2} s = {:.0} positions/s",
-            took.as_secs_f64(),
-            1000.0 / took.as_secs_f64()
-        );
-        assert_eq!(replies, 1000);
+        assert_eq!(replies, 1000, "{errors} errors");
     }
 }
 
-/// Figure: what the realtime lines cost: visits/s of the same search with `show_detail` 1 and
-/// 0, interleaved, each on a fresh game.
+/// The realtime lines come with `show_detail` 1 only, and every search still reports its speed,
+/// over 8 searches of 2 s interleaved. Slow, so run by hand; what the lines cost in visits/s is
+/// `fivezero-tools bench realtime`.
 #[test]
 #[ignore]
 fn figure_realtime_overhead() {
     let mut b = Brain::spawn(&bin("pbrain-fivezero"), &[]);
-    let mut speeds = [Vec::new(), Vec::new()];
     for round in 0..8 {
         let detail = round % 2;
         b.send("START 15");
@@ -496,16 +468,14 @@ fn figure_realtime_overhead() {
             .parse()
             .unwrap();
         let realtime = b.messages.iter().filter(|m| m.contains("REALTIME")).count();
-        println!("show_detail {detail}: {speed:.0} visits/s, {realtime} realtime lines");
-        speeds[detail].push(speed);
+        assert_eq!(
+            realtime > 0,
+            detail == 1,
+            "show_detail {detail}: {:?}",
+            b.messages
+        );
+        assert!(speed > 0.0);
     }
-    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
-    println!(
-        "realtime on / off: {:.0} / {:.0} visits/s = {:.3}",
-        mean(&speeds[1]),
-        mean(&speeds[0]),
-        mean(&speeds[1]) / mean(&speeds[0])
-    );
 }
 
 /// `YXSHOWINFO` (Yixin-Board sends it at start) gets the thread limit as a message, no reply.

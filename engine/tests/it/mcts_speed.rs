@@ -1,5 +1,6 @@
-//! Tree speed with the uniform evaluator, one thread, a 15x15 middle game (printed; the assert
-//! is loose because CI machines vary; `cargo bench --bench mcts` gives the precise figure).
+//! Tree speed with the uniform evaluator, one thread, a 15x15 middle game: 100,000 visits must
+//! finish, well within a cap that only a pathological slowdown reaches (an accidental quadratic
+//! step, a lock). The speed itself is measured by `cargo bench -p engine --bench mcts`.
 
 use std::sync::Arc;
 
@@ -31,13 +32,7 @@ fn uniform_tree_speed_one_thread() {
     search.set_position(&board);
     let r = search.run(&SearchLimits::visits(100_000));
     let vps = r.playouts as f64 / r.elapsed.as_secs_f64();
-    eprintln!(
-        "uniform tree speed: {} visits in {:?} = {vps:.0} visits/s, {} nodes, {} bytes",
-        r.playouts,
-        r.elapsed,
-        r.nodes,
-        search.tree_bytes()
-    );
     assert_eq!(r.playouts, 100_000);
-    assert!(vps > 50_000.0, "{vps}");
+    // About 500 k visits/s on one core: 10 k leaves a loaded machine fifty times the room.
+    assert!(vps > 10_000.0, "{vps} visits/s");
 }

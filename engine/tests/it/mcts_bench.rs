@@ -44,7 +44,7 @@ fn bench_signature_is_reproducible() {
     assert_ne!(a.signature, c.signature);
 }
 
-/// The full default bench, printed (`cargo test --release --test mcts_bench -- --ignored --nocapture`).
+/// The full default bench, printed (`cargo test --release -p engine --test it -- --ignored --nocapture mcts_bench`).
 #[test]
 #[ignore]
 fn default_bench_prints() {

@@ -8,6 +8,8 @@
 //!   the classical move ranking, each position settled by `engine::tss`.
 //! - `model`      — the `model` subcommand: inspect, write, quantize, compare, claim and bench
 //!   model files.
+//! - `measure`    — the `bench` subcommand: the engine's start-up, model reload, analysis
+//!   throughput and realtime-line cost, measured on the built binaries and printed.
 //!
 //! Depends on `stats` (match statistics), `protocol` and the engine library: `engine::game` and
 //! `engine::openings` for the tournament's adjudication, `engine::tss` and the classical

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use engine::brain::script::Response;
 use engine::game::{Board, Pos, Rule};
-use engine::mcts::SplitMix64;
 use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
+use engine::rng::Rng;
 use protocol::BrainLine;
 
 use crate::tournament::log::Logger;
@@ -476,7 +476,7 @@ fn print_reloads(seen: &mut Reloads, games: &Games, files: u64, turn_ms: u64) {
 
 /// A seeded random opening of `stones` stones near the centre of a 15x15 freestyle board, with no
 /// five on it, as `[x, y]` pairs.
-pub fn random_opening(rng: &mut SplitMix64, stones: usize) -> Vec<[i64; 2]> {
+pub fn random_opening(rng: &mut Rng, stones: usize) -> Vec<[i64; 2]> {
     loop {
         let mut board = Board::new(15, 15, Rule::Freestyle).expect("15x15 is a valid board");
         let mut moves = Vec::new();
@@ -494,7 +494,7 @@ pub fn random_opening(rng: &mut SplitMix64, stones: usize) -> Vec<[i64; 2]> {
 }
 
 fn analyse(engine: &Path, positions: u64, visits: u64) -> Result<(), String> {
-    let mut rng = SplitMix64::new(12);
+    let mut rng = Rng::new(12);
     let input: String = (0..positions)
         .map(|i| {
             let stones = 2 + (rng.next_u64() % 19) as usize;

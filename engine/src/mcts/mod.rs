@@ -17,8 +17,6 @@ mod tactics;
 mod tree;
 mod worker;
 
-/// The search's noise generator under its algorithm's name (`crate::rng::Rng`).
-pub use crate::rng::Rng as SplitMix64;
 pub use tree::Proven;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -6,7 +6,8 @@
 use engine::brain::Difficulty;
 use engine::brain::script::{Candidate, ErrorReply, Reply, Request, Response, RuleName};
 use engine::game::{Board, Rule};
-use engine::mcts::{Proven, SplitMix64};
+use engine::mcts::Proven;
+use engine::rng::Rng;
 use fivezero_tests::pipe::{Brain, parse_move};
 use fivezero_tests::referee::bin;
 use std::io::{BufRead, BufReader, Write};
@@ -405,7 +406,7 @@ fn readme_python_example_runs() {
 #[test]
 #[ignore]
 fn figure_analyse_batch_throughput() {
-    let mut rng = SplitMix64::new(12);
+    let mut rng = Rng::new(12);
     let lines: Vec<String> = (0..1000)
         .map(|i| {
             let stones = 2 + (rng.next_u64() % 19) as usize;

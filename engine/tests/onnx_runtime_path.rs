@@ -2,10 +2,14 @@
 //! use cargo's environment): a missing library is a clean error, never a panic; an explicit
 //! `ORT_DYLIB_PATH` is honoured and may be relative to the executable; a failed attempt can be
 //! retried. Where a system ONNX Runtime exists, the checks it makes impossible are reported as
-//! skipped (`fivezero_tests::skip`), the others still run. Its own test binary (own process): it changes the environment and the runtime can be
-//! loaded only once per process, so the steps run in order inside one test.
+//! skipped (`fivezero_tests::skip`), the others still run. Its own test binary (own process): it
+//! changes the environment and the runtime can be loaded only once per process, so the steps run
+//! in order inside one test, in a child process started without the folders of
+//! `LD_LIBRARY_PATH` that hold the runtime (cargo puts `target/release` there, where `make build`
+//! ships it, and the dynamic loader would find it by name before the engine's own lookup).
 
 use std::path::{Component, Path, PathBuf};
+use std::process::Command;
 
 use engine::eval::onnx::{Device, OnnxError, OnnxModel, OnnxRuntime};
 use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
@@ -27,8 +31,34 @@ fn relative_to(from: &Path, to: &Path) -> PathBuf {
     p
 }
 
+/// Set in the child process that runs the checks.
+const CHILD: &str = "FIVEZERO_ORT_PATH_CHILD";
+
+/// Runs this test again in a child whose `LD_LIBRARY_PATH` holds no ONNX Runtime (the loader
+/// reads the variable once, at start, so the parent cannot drop it for itself).
+fn rerun_without_runtime_on_library_path() {
+    let path = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("libonnxruntime.so").exists())
+        .collect();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "onnx_runtime_resolution_order_and_errors",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("LD_LIBRARY_PATH", std::env::join_paths(kept).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the checks failed in the child: {status}");
+}
+
 #[test]
 fn onnx_runtime_resolution_order_and_errors() {
+    if std::env::var_os(CHILD).is_none() {
+        return rerun_without_runtime_on_library_path();
+    }
     let repo_lib =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/onnxruntime/libonnxruntime.so");
     let repo_lib = repo_lib

@@ -13,9 +13,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use engine::eval::onnx::OnnxRuntime;
-use engine::net::{ModelMeta, NetWeights, Preset, onnx_bytes};
+use engine::net::Preset;
 use fivezero_tests::pipe::{Brain, parse_move};
 use fivezero_tests::referee::bin;
+use tools::measure::random_model;
 
 /// A generous cap: a hang is the failure, not a slow machine.
 const REPLY: Duration = Duration::from_secs(30);
@@ -33,12 +34,7 @@ fn runtime() {
 /// A good tiny model and a garbage file in `dir`.
 fn files(dir: &Path) -> (String, String) {
     let good = dir.join("good.onnx");
-    let w = NetWeights::random(Preset::Tiny.config(), 11).unwrap();
-    std::fs::write(
-        &good,
-        onnx_bytes(&w, &ModelMeta::for_config(&w.config, STEP)).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(&good, random_model(Preset::Tiny, 11, STEP)).unwrap();
     let garbage = dir.join("garbage.onnx");
     std::fs::write(&garbage, b"not an onnx model at all ".repeat(40)).unwrap();
     let text = |p: &Path| p.to_str().unwrap().to_string();

@@ -41,7 +41,7 @@ fn rerun_without_runtime_on_library_path() {
     let kept: Vec<PathBuf> = std::env::split_paths(&path)
         .filter(|dir| !dir.join("libonnxruntime.so").exists())
         .collect();
-    let status = Command::new(std::env::current_exe().unwrap())
+    let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "onnx_runtime_resolution_order_and_errors",
@@ -49,9 +49,16 @@ fn rerun_without_runtime_on_library_path() {
         ])
         .env(CHILD, "1")
         .env("LD_LIBRARY_PATH", std::env::join_paths(kept).unwrap())
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the checks failed in the child: {status}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A filter that matches no test also exits 0: the child must report this test as run.
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "the checks failed or did not run in the child ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
 }
 
 #[test]

@@ -6,7 +6,8 @@ RELEASE_DIR := target/release
 ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build ship-runtime run test bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
+
+.PHONY: all build ship-runtime run test test-windows windows dist bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
 
 all: build
 
@@ -37,9 +38,27 @@ test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-
 	@rm -f $(SKIP_LOG)
 	$(CARGO) test --release --workspace
 	$(CARGO) check -p engine --no-default-features --lib --bins
+	@SKIP_LOG=$(SKIP_LOG) ./scripts/test-windows.sh
 	@if [ -s $(SKIP_LOG) ]; then \
 	  echo "Skipped (not run here): $$(wc -l < $(SKIP_LOG))"; sed 's/^/  /' $(SKIP_LOG); \
 	else echo "Skipped (not run here): 0"; fi
+
+## test-windows: the Windows package built and its pbrain-fivezero.exe run under Wine through the
+## protocol tests, a tournament against the Linux engine and the package's own tests
+## (scripts/test-windows.sh; skipped with a note where Debian's packages cannot be installed)
+test-windows: build third_party/.runtime-ok
+	@./scripts/test-windows.sh
+
+## windows: dist/fivezero-<version>-windows-x64.zip, the engine for Piskvork, Yixin-Board and
+## Gomocup, cross-built here (Debian's Rust and MinGW-w64: scripts/fetch-windows.sh installs them
+## as root)
+windows: third_party/.runtime-ok
+	@./scripts/fetch-windows.sh
+	@./scripts/package.sh windows
+
+## dist: dist/fivezero-<version>-linux-x64.tar.gz, the Linux engine with libonnxruntime.so
+dist: third_party/.runtime-ok
+	@./scripts/package.sh linux
 
 ## bench: criterion benches and the engine's bench signature
 bench: build

@@ -18,8 +18,16 @@ pub struct Brain {
 
 impl Brain {
     pub fn spawn(path: &Path, args: &[&str]) -> Brain {
-        let mut child = Command::new(path)
-            .args(args)
+        Self::start(Command::new(path).args(args), path)
+    }
+
+    /// As [`Brain::spawn`], started in the folder `cwd` (managers start engines from their own).
+    pub fn spawn_in(path: &Path, args: &[&str], cwd: &Path) -> Brain {
+        Self::start(Command::new(path).args(args).current_dir(cwd), path)
+    }
+
+    fn start(command: &mut Command, path: &Path) -> Brain {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -99,6 +107,12 @@ impl Brain {
         self.stdin = None;
     }
 
+    /// Kills the process (as a manager does with an engine past its time) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Waits for the process to exit; true if it did within `timeout`.
     pub fn exits_within(&mut self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
@@ -114,8 +128,7 @@ impl Brain {
 
 impl Drop for Brain {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 

@@ -4,12 +4,12 @@
 //! The only module of the engine that names `ort`. Depends on `net` (names, metadata) and nothing
 //! of the search; search code reaches it through the `Evaluator` trait only.
 //!
-//! Finding `libonnxruntime.so` (a Gomocup manager may start the engine from any folder):
+//! Finding the runtime library (`RUNTIME_LIB`: `libonnxruntime.so`, on Windows `onnxruntime.dll`;
+//! a Gomocup manager may start the engine from any folder):
 //! 1. `ORT_DYLIB_PATH` (absolute, or relative to the executable's folder, else to the cwd);
-//! 2. `libonnxruntime.so` next to the executable;
-//! 3. `<exe dir>/../../third_party/onnxruntime/libonnxruntime.so` (the repo layout, run from
-//!    `target/release`);
-//! 4. the system library search path (`LD_LIBRARY_PATH`, ldconfig).
+//! 2. the library next to the executable;
+//! 3. `<exe dir>/../../third_party/onnxruntime/` (the repo layout, run from `target/release`);
+//! 4. the system library search path (`LD_LIBRARY_PATH`, ldconfig; on Windows `PATH`).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,14 +24,21 @@ pub use crate::device::Device;
 use crate::net::{self, FEATURE_VERSION, INPUT_NAME, ModelMeta, POLICY_NAME, VALUE_NAME};
 
 /// File name of the runtime library on this platform.
+#[cfg(not(windows))]
 pub const RUNTIME_LIB: &str = "libonnxruntime.so";
+#[cfg(windows)]
+pub const RUNTIME_LIB: &str = "onnxruntime.dll";
+/// What the user does when the library is missing.
+#[cfg(not(windows))]
+const RUNTIME_HINT: &str = "run scripts/fetch-runtime.sh or set ORT_DYLIB_PATH";
+#[cfg(windows)]
+const RUNTIME_HINT: &str =
+    "put onnxruntime.dll (and the MSVC runtime DLLs it needs) next to pbrain-fivezero.exe";
 
 /// Errors of the ONNX backend. Each names the model file (or `<memory>`) it is about.
 #[derive(Debug, thiserror::Error)]
 pub enum OnnxError {
-    #[error(
-        "ONNX Runtime library not found (tried: {tried}); run scripts/fetch-runtime.sh or set ORT_DYLIB_PATH"
-    )]
+    #[error("ONNX Runtime library not found (tried: {tried}); {RUNTIME_HINT}")]
     RuntimeNotFound { tried: String },
     #[error("ONNX Runtime library {path} could not be loaded: {message}")]
     RuntimeLoad { path: String, message: String },

@@ -11,4 +11,5 @@ mod swap2_games;
 mod tournament_basic;
 mod tournament_errors;
 mod tournament_forfeits;
+mod windows_package;
 mod workspace_deps;

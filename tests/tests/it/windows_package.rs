@@ -1,0 +1,264 @@
+//! The Windows package (`make windows`) as its users get it: the zip's files, names, size and
+//! version; `pbrain-fivezero.exe` under Wine in a tournament against the Linux engine (no
+//! forfeits, memory under the Gomocup limit); Windows paths (spaces, backslashes, started from
+//! another folder); faults (a broken runtime DLL, a missing model, a kill mid-move).
+//!
+//! Ignored in a plain `cargo test`: `scripts/test-windows.sh` (run by `make test`) builds and
+//! unpacks the package, puts the launcher `pbrain-fivezero` (the .exe under wine64) in
+//! `FIVEZERO_BIN_DIR`, and runs these with `--include-ignored`, with the protocol tests of
+//! `engine_protocol` driving the .exe the same way.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use fivezero_tests::pipe::{Brain, parse_move};
+use fivezero_tests::referee::{args, bin, tournament};
+
+const QUICK: Duration = Duration::from_secs(10);
+/// Gomocup accepts a program up to 8 MB without asking the organisers (2024 rules).
+const GOMOCUP_SIZE_LIMIT: u64 = 8_000_000;
+/// Gomocup's memory limit, which the tournament enforces on the .exe (private bytes).
+const GOMOCUP_MEMORY: &str = "367001600";
+
+fn env_path(key: &str) -> PathBuf {
+    PathBuf::from(
+        std::env::var_os(key)
+            .unwrap_or_else(|| panic!("{key} unset: run scripts/test-windows.sh (make test)")),
+    )
+}
+
+/// The zip's member names and sizes, read by the project's Python (zipfile).
+fn zip_members(zip: &Path) -> Vec<(String, u64)> {
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/py/bin/python");
+    let out = Command::new(py)
+        .args([
+            "-c",
+            "import sys, zipfile\nfor i in zipfile.ZipFile(sys.argv[1]).infolist(): print(i.filename, i.file_size)",
+        ])
+        .arg(zip)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (name, size) = l.rsplit_once(' ').unwrap();
+            (name.to_string(), size.parse().unwrap())
+        })
+        .collect()
+}
+
+/// A Wine path (`Z:\dir\file`) for a Linux path: what a Windows user types.
+fn windows_path(p: &Path) -> String {
+    format!("Z:{}", p.display()).replace('/', "\\")
+}
+
+/// The unpacked package copied to `dir` (a folder a test may change), shim included.
+fn package_copy(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for e in std::fs::read_dir(env_path("FIVEZERO_WINDOWS_PACKAGE")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir.to_path_buf()
+}
+
+/// The .exe in `folder` under Wine, started in `cwd`, without the Linux runtime's path that cargo
+/// sets for the tests (`.cargo/config.toml`; Wine would pass it on to the .exe).
+fn spawn_exe(folder: &Path, cwd: &Path, args: &[&str]) -> Brain {
+    let mut all = vec![
+        "-u".to_string(),
+        "ORT_DYLIB_PATH".to_string(),
+        env_path("FIVEZERO_WINE").display().to_string(),
+        folder.join("pbrain-fivezero.exe").display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    Brain::spawn_in(Path::new("/usr/bin/env"), &refs, cwd)
+}
+
+fn said(b: &Brain, what: &str) -> bool {
+    b.messages.iter().any(|m| m.contains(what))
+}
+
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn the_zip_holds_the_engine_and_its_readme_under_one_version() {
+    let zip = env_path("FIVEZERO_WINDOWS_ZIP");
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        zip.file_name().unwrap().to_str().unwrap(),
+        format!("fivezero-{version}-windows-x64.zip")
+    );
+    let zip_size = std::fs::metadata(&zip).unwrap().len();
+    let members = zip_members(&zip);
+    let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+    eprintln!("{}: {zip_size} bytes; {members:?}", zip.display());
+    assert!(names.contains(&"pbrain-fivezero.exe"), "{names:?}");
+    assert!(names.contains(&"README.txt"), "{names:?}");
+    // Files at the top level (GomocupJudge), and never the test-only Wine shim.
+    assert!(names.iter().all(|n| !n.contains('/')), "{names:?}");
+    assert!(!names.contains(&"bcryptprimitives.dll"), "{names:?}");
+    assert!(
+        zip_size <= GOMOCUP_SIZE_LIMIT,
+        "the zip is {zip_size} bytes, over Gomocup's {GOMOCUP_SIZE_LIMIT}"
+    );
+
+    let pkg = env_path("FIVEZERO_WINDOWS_PACKAGE");
+    let exe = std::fs::read(pkg.join("pbrain-fivezero.exe")).unwrap();
+    // PE32+ for x86-64: "MZ", the PE header's offset at 0x3c, machine 0x8664.
+    assert_eq!(&exe[..2], b"MZ");
+    let pe = u32::from_le_bytes(exe[0x3c..0x40].try_into().unwrap()) as usize;
+    assert_eq!(&exe[pe..pe + 4], b"PE\0\0");
+    assert_eq!(u16::from_le_bytes([exe[pe + 4], exe[pe + 5]]), 0x8664);
+
+    let readme = std::fs::read_to_string(pkg.join("README.txt")).unwrap();
+    assert!(readme.contains(&format!("fivezero {version}")), "{readme}");
+    assert!(readme.lines().all(|l| l.is_empty() || l.ends_with('\r')));
+    for manager in ["Piskvork", "Yixin-Board", "GomocupJudge"] {
+        assert!(
+            readme.contains(manager),
+            "README.txt does not mention {manager}"
+        );
+    }
+
+    let out = Command::new(env_path("FIVEZERO_WINE"))
+        .arg(pkg.join("pbrain-fivezero.exe"))
+        .arg("--version")
+        .env_remove("ORT_DYLIB_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(version),
+        "{out:?}"
+    );
+    let mut b = Brain::spawn(&bin("pbrain-fivezero"), &[]);
+    b.send("ABOUT");
+    let about = b.reply(QUICK);
+    assert!(about.contains(&format!("version=\"{version}\"")), "{about}");
+}
+
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn the_exe_plays_the_linux_engine_without_forfeits_within_the_memory_limit() {
+    let linux = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/pbrain-fivezero");
+    let run = tournament(
+        &args(&[
+            "--engine",
+            &format!("cmd={},name=windows", bin("pbrain-fivezero").display()),
+            "--engine",
+            &format!("cmd={},name=linux", linux.display()),
+            "--games",
+            "4",
+            "--repeat",
+            "--turn-ms",
+            "300",
+            "--max-memory",
+            GOMOCUP_MEMORY,
+        ]),
+        Duration::from_secs(900),
+    );
+    eprintln!("{}", run.stdout);
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stderr, run.stdout);
+    assert_eq!(run.json["games_played"], 4, "{}", run.json);
+    for name in ["windows", "linux"] {
+        let forfeits = &run.engine(name)["forfeits"];
+        assert!(
+            forfeits.as_object().is_some_and(|f| f.is_empty()),
+            "{name}: forfeits {forfeits}\n{}",
+            run.wire
+                .lines()
+                .rev()
+                .take(40)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = package_copy(&tmp.path().join("Gomocup engines").join("five zero"));
+    let models = tmp.path().join("my models");
+    std::fs::create_dir_all(&models).unwrap();
+    let model = models.join("net 1.onnx");
+    let status = Command::new(bin("fivezero-tools"))
+        .args(["model", "random", "--preset", "tiny", "--out"])
+        .arg(&model)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Started from another folder, as managers do: the engine finds what it needs by its own path.
+    let elsewhere = tmp.path().join("manager folder");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut b = spawn_exe(&folder, &elsewhere, &["--model", &windows_path(&model)]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send("BEGIN");
+    let r = b.reply(QUICK);
+    assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
+    assert!(said(&b, "net 1.onnx loaded"), "{:?}", b.messages);
+    // A model folder given with a trailing backslash, switched to during the game.
+    b.send(&format!("INFO model {}\\", windows_path(&models)));
+    b.send("TURN 8,8");
+    let r = b.reply(QUICK);
+    assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
+    b.send("END");
+    assert!(b.exits_within(QUICK));
+}
+
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn a_broken_runtime_dll_or_a_missing_model_is_a_message_and_play_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = package_copy(&tmp.path().join("pkg"));
+    // A DLL of the wrong kind where ONNX Runtime is looked for: never a crash dialog or a hang.
+    std::fs::write(folder.join("onnxruntime.dll"), b"MZ not really a DLL").unwrap();
+    let missing = windows_path(&tmp.path().join("no such folder").join("net.onnx"));
+    let mut b = spawn_exe(&folder, tmp.path(), &[]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send(&format!("INFO model {missing}"));
+    b.send("BEGIN");
+    let r = b.reply(QUICK);
+    assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
+    assert!(said(&b, "no model at"), "{:?}", b.messages);
+    b.send("TURN 8,8");
+    assert!(parse_move(&b.reply(QUICK)).is_some(), "{:?}", b.messages);
+    b.send("END");
+    assert!(b.exits_within(QUICK));
+}
+
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn killed_mid_move_it_leaves_no_file_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = package_copy(&tmp.path().join("pkg"));
+    let listing = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = (listing(&folder), listing(tmp.path()));
+    let mut b = spawn_exe(&folder, tmp.path(), &[]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 20000");
+    b.send("TURN 7,7");
+    std::thread::sleep(Duration::from_millis(1500));
+    b.kill();
+    assert_eq!((listing(&folder), listing(tmp.path())), before);
+}

@@ -262,3 +262,33 @@ fn killed_mid_move_it_leaves_no_file_behind() {
     b.kill();
     assert_eq!((listing(&folder), listing(tmp.path())), before);
 }
+
+/// `INFO max_memory` holds for the private bytes the referee measures, Wine's own included: a
+/// search on the classical evaluator (fast enough to fill its tree share, the 8 MiB floor, in
+/// seconds) under a 48 MB limit, sampled every 100 ms.
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+fn info_max_memory_bounds_the_private_bytes() {
+    const LIMIT: u64 = 48_000_000;
+    let mut b = Brain::spawn(&bin("pbrain-fivezero"), &["--model", "none"]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send(&format!("INFO max_memory {LIMIT}"));
+    b.send("INFO timeout_turn 8000");
+    b.send("TURN 7,7");
+    let mut peak = 0;
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_millis(7500) {
+        peak = peak.max(tools::tournament::memory::tree_private_bytes(b.pid()).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let r = b.reply(QUICK);
+    assert!(parse_move(&r).is_some(), "{r}");
+    let search = b.messages.last().cloned().unwrap_or_default();
+    eprintln!("peak private bytes {peak} under INFO max_memory {LIMIT}; {search}");
+    assert!(peak > 0, "no memory reading");
+    assert!(
+        peak < LIMIT,
+        "{peak} private bytes over INFO max_memory {LIMIT}"
+    );
+}

@@ -7,7 +7,7 @@ ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
 
-.PHONY: all build ship-runtime run test test-windows windows dist bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
+.PHONY: all build ship-runtime run test test-packages windows dist bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
 
 all: build
 
@@ -38,16 +38,17 @@ test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-
 	@rm -f $(SKIP_LOG)
 	$(CARGO) test --release --workspace
 	$(CARGO) check -p engine --no-default-features --lib --bins
-	@SKIP_LOG=$(SKIP_LOG) ./scripts/test-windows.sh
+	@SKIP_LOG=$(SKIP_LOG) ./scripts/test-packages.sh
 	@if [ -s $(SKIP_LOG) ]; then \
 	  echo "Skipped (not run here): $$(wc -l < $(SKIP_LOG))"; sed 's/^/  /' $(SKIP_LOG); \
 	else echo "Skipped (not run here): 0"; fi
 
-## test-windows: the Windows package built and its pbrain-fivezero.exe run under Wine through the
-## protocol tests, a tournament against the Linux engine and the package's own tests
-## (scripts/test-windows.sh; skipped with a note where Debian's packages cannot be installed)
-test-windows: build third_party/.runtime-ok
-	@./scripts/test-windows.sh
+## test-packages: the release packages built and tested as users get them: the Linux tarball, and
+## the Windows zip's pbrain-fivezero.exe under Wine through the protocol tests, a tournament against
+## the Linux engine and the package tests (scripts/test-packages.sh; the Windows part is skipped
+## with a note where Debian's packages cannot be installed)
+test-packages: build third_party/.runtime-ok
+	@./scripts/test-packages.sh
 
 ## windows: dist/fivezero-<version>-windows-x64.zip, the engine for Piskvork, Yixin-Board and
 ## Gomocup, cross-built here (Debian's Rust and MinGW-w64: scripts/fetch-windows.sh installs them

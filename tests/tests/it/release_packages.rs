@@ -1,10 +1,12 @@
-//! The Windows package (`make windows`) as its users get it: the zip's files, names, size and
-//! version; `pbrain-fivezero.exe` under Wine in a tournament against the Linux engine (no
-//! forfeits, memory under the Gomocup limit); Windows paths (spaces, backslashes, started from
-//! another folder); faults (a broken runtime DLL, a missing model, a kill mid-move).
+//! The release packages as their users get them. Windows (`make windows`): the zip's files,
+//! names, size and version; `pbrain-fivezero.exe` under Wine in a tournament against the Linux
+//! engine (no forfeits, memory under the Gomocup limit), `INFO max_memory` against its private
+//! bytes, Windows paths (spaces, backslashes, started from another folder), faults (a broken
+//! runtime DLL, a missing model, a kill mid-move). Linux (`make dist`): the tarball's files and
+//! version, and the engine playing its network from the unpacked folder alone.
 //!
-//! Ignored in a plain `cargo test`: `scripts/test-windows.sh` (run by `make test`) builds and
-//! unpacks the package, puts the launcher `pbrain-fivezero` (the .exe under wine64) in
+//! Ignored in a plain `cargo test`: `scripts/test-packages.sh` (run by `make test`) builds and
+//! unpacks the packages, puts the launcher `pbrain-fivezero` (the .exe under wine64) in
 //! `FIVEZERO_BIN_DIR`, and runs these with `--include-ignored`, with the protocol tests of
 //! `engine_protocol` driving the .exe the same way.
 
@@ -24,7 +26,7 @@ const GOMOCUP_MEMORY: &str = "367001600";
 fn env_path(key: &str) -> PathBuf {
     PathBuf::from(
         std::env::var_os(key)
-            .unwrap_or_else(|| panic!("{key} unset: run scripts/test-windows.sh (make test)")),
+            .unwrap_or_else(|| panic!("{key} unset: run scripts/test-packages.sh (make test)")),
     )
 }
 
@@ -88,8 +90,8 @@ fn said(b: &Brain, what: &str) -> bool {
 }
 
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
-fn the_zip_holds_the_engine_and_its_readme_under_one_version() {
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_zip_holds_the_engine_and_its_readme_under_one_version() {
     let zip = env_path("FIVEZERO_WINDOWS_ZIP");
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
@@ -145,8 +147,8 @@ fn the_zip_holds_the_engine_and_its_readme_under_one_version() {
 }
 
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
-fn the_exe_plays_the_linux_engine_without_forfeits_within_the_memory_limit() {
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_exe_plays_the_linux_engine_without_forfeits_within_the_memory_limit() {
     let linux = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/pbrain-fivezero");
     let run = tournament(
         &args(&[
@@ -183,7 +185,7 @@ fn the_exe_plays_the_linux_engine_without_forfeits_within_the_memory_limit() {
 }
 
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
 fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = package_copy(&tmp.path().join("Gomocup engines").join("five zero"));
@@ -217,8 +219,8 @@ fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
 }
 
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
-fn a_broken_runtime_dll_or_a_missing_model_is_a_message_and_play_goes_on() {
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_broken_runtime_dll_or_missing_model_is_a_message_and_play_goes_on() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = package_copy(&tmp.path().join("pkg"));
     // A DLL of the wrong kind where ONNX Runtime is looked for: never a crash dialog or a hang.
@@ -240,8 +242,8 @@ fn a_broken_runtime_dll_or_a_missing_model_is_a_message_and_play_goes_on() {
 }
 
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
-fn killed_mid_move_it_leaves_no_file_behind() {
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_killed_mid_move_it_leaves_no_file_behind() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = package_copy(&tmp.path().join("pkg"));
     let listing = |d: &Path| {
@@ -267,8 +269,8 @@ fn killed_mid_move_it_leaves_no_file_behind() {
 /// search on the classical evaluator (fast enough to fill its tree share, the 8 MiB floor, in
 /// seconds) under a 48 MB limit, sampled every 100 ms.
 #[test]
-#[ignore = "the Windows package under Wine: scripts/test-windows.sh"]
-fn info_max_memory_bounds_the_private_bytes() {
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_info_max_memory_bounds_the_private_bytes() {
     const LIMIT: u64 = 48_000_000;
     let mut b = Brain::spawn(&bin("pbrain-fivezero"), &["--model", "none"]);
     b.send("START 15");
@@ -291,4 +293,62 @@ fn info_max_memory_bounds_the_private_bytes() {
         peak < LIMIT,
         "{peak} private bytes over INFO max_memory {LIMIT}"
     );
+}
+
+#[test]
+#[ignore = "the Linux package: scripts/test-packages.sh"]
+fn linux_tarball_plays_its_network_from_its_own_folder() {
+    let tarball = env_path("FIVEZERO_LINUX_TARBALL");
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        tarball.file_name().unwrap().to_str().unwrap(),
+        format!("fivezero-{version}-linux-x64.tar.gz")
+    );
+    let pkg = env_path("FIVEZERO_LINUX_PACKAGE");
+    let mut names: Vec<String> = std::fs::read_dir(&pkg)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["README.txt", "libonnxruntime.so", "pbrain-fivezero"]
+    );
+    let readme = std::fs::read_to_string(pkg.join("README.txt")).unwrap();
+    assert!(readme.contains(&format!("fivezero {version}")), "{readme}");
+
+    // From another folder, with no setting pointing at the runtime: the folder is all it needs.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let exe = pkg.join("pbrain-fivezero");
+    let out = Command::new(&exe).arg("--version").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(version),
+        "{out:?}"
+    );
+    let mut b = Brain::spawn_in(
+        Path::new("/usr/bin/env"),
+        &[
+            "-u",
+            "ORT_DYLIB_PATH",
+            "-u",
+            "LD_LIBRARY_PATH",
+            exe.to_str().unwrap(),
+        ],
+        elsewhere.path(),
+    );
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("ABOUT");
+    assert!(b.reply(QUICK).contains(&format!("version=\"{version}\"")));
+    b.send("INFO timeout_turn 300");
+    b.send("TURN 7,7");
+    assert!(parse_move(&b.reply(QUICK)).is_some(), "{:?}", b.messages);
+    assert!(said(&b, "embedded defaults"), "{:?}", b.messages);
+    assert!(
+        !said(&b, "keeping the fallback classical"),
+        "{:?}",
+        b.messages
+    );
+    b.send("END");
+    assert!(b.exits_within(QUICK));
 }

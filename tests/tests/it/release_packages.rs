@@ -85,6 +85,12 @@ fn spawn_exe(folder: &Path, cwd: &Path, args: &[&str]) -> Brain {
     Brain::spawn_in(Path::new("/usr/bin/env"), &refs, cwd)
 }
 
+/// A random tiny network at `path` (a seed per file, so each is a new model).
+fn random_model(path: &Path, seed: u64) {
+    let bytes = tools::measure::random_model(engine::net::Preset::Tiny, seed, seed);
+    std::fs::write(path, bytes).unwrap();
+}
+
 fn said(b: &Brain, what: &str) -> bool {
     b.messages.iter().any(|m| m.contains(what))
 }
@@ -192,12 +198,7 @@ fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
     let models = tmp.path().join("my models");
     std::fs::create_dir_all(&models).unwrap();
     let model = models.join("net 1.onnx");
-    let status = Command::new(bin("fivezero-tools"))
-        .args(["model", "random", "--preset", "tiny", "--out"])
-        .arg(&model)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    random_model(&model, 1);
     // Started from another folder, as managers do: the engine finds what it needs by its own path.
     let elsewhere = tmp.path().join("manager folder");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -209,11 +210,22 @@ fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
     let r = b.reply(QUICK);
     assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
     assert!(said(&b, "net 1.onnx loaded"), "{:?}", b.messages);
-    // A model folder given with a trailing backslash, switched to during the game.
+    // A model folder given with a trailing backslash, switched to during the game, is watched: a
+    // newer model written into it swaps in between moves.
     b.send(&format!("INFO model {}\\", windows_path(&models)));
     b.send("TURN 8,8");
     let r = b.reply(QUICK);
     assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
+    random_model(&models.join("net 2.onnx"), 2);
+    let deadline = std::time::Instant::now() + QUICK;
+    let mut turn = 0;
+    while !said(&b, "net 2.onnx loaded") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(600));
+        b.send(&format!("TURN {turn},0"));
+        turn += 1;
+        assert!(parse_move(&b.reply(QUICK)).is_some(), "{:?}", b.messages);
+    }
+    assert!(said(&b, "net 2.onnx loaded"), "{:?}", b.messages);
     b.send("END");
     assert!(b.exits_within(QUICK));
 }

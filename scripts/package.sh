@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the release packages users take as they are (make windows, make dist):
-#   scripts/package.sh windows  ->  dist/fivezero-<version>-windows-x64.zip
+#   scripts/package.sh windows  ->  dist/fivezero-<version>-windows-x64.zip, and
+#                                   dist/fivezero-<version>-windows-x64-onnxruntime.zip (ONNX
+#                                   Runtime's DLLs, for ONNX models other than fivezero's own)
 #   scripts/package.sh linux    ->  dist/fivezero-<version>-linux-x64.tar.gz
 # Each holds pbrain-fivezero (the Gomocup brain, its networks embedded), what it needs to play
 # them, and README.txt (packaging/README-<platform>.txt with the version filled in). The version
@@ -62,9 +64,14 @@ windows)
         /usr/bin/cargo build --release -q -Zbuild-std=std,panic_unwind --target $TRIPLE \
         --target-dir target/windows -p engine --bin pbrain-fivezero
     name=fivezero-$VERSION-windows-x64
-    stage "$name" packaging/README-windows.txt "$EXE" "${ORT_FILES[@]}"
+    # The engine alone: it runs its own networks without ONNX Runtime, whose DLLs (26 MB, 7 MB
+    # zipped) would take the zip over Gomocup's 8 MB. They come apart, for other ONNX models.
+    stage "$name" packaging/README-windows.txt "$EXE"
+    stage "$name-onnxruntime" packaging/README-windows-onnxruntime.txt "${ORT_FILES[@]}"
     # README.txt with Windows line endings: Notepad on older Windows shows LF files as one line.
-    sed -i 's/$/\r/' "$DIST/$name/README.txt"
+    sed -i 's/$/\r/' "$DIST/$name/README.txt" "$DIST/$name-onnxruntime/README.txt"
+    zip_folder "$name-onnxruntime"
+    echo "package: $DIST/$name-onnxruntime.zip ($(stat -c %s "$DIST/$name-onnxruntime.zip") bytes)"
     zip_folder "$name"
     out=$DIST/$name.zip
     ;;

@@ -57,6 +57,7 @@ EOF
     "$WINE" wineboot -i >/dev/null 2>&1 || true
     trap '"$wineserver" -k >/dev/null 2>&1 || true' EXIT
     export FIVEZERO_BIN_DIR=$OUT/wine-bin FIVEZERO_WINDOWS_ZIP=$ZIP \
+        FIVEZERO_WINDOWS_ONNXRUNTIME_ZIP=${ZIP%.zip}-onnxruntime.zip \
         FIVEZERO_WINDOWS_PACKAGE=$OUT/windows FIVEZERO_WINE=$WINE
     filters+=(engine_protocol:: release_packages::windows_)
 fi

@@ -74,12 +74,17 @@ fn package_copy(dir: &Path) -> PathBuf {
 /// The .exe in `folder` under Wine, started in `cwd`, without the Linux runtime's path that cargo
 /// sets for the tests (`.cargo/config.toml`; Wine would pass it on to the .exe).
 fn spawn_exe(folder: &Path, cwd: &Path, args: &[&str]) -> Brain {
-    let mut all = vec![
-        "-u".to_string(),
-        "ORT_DYLIB_PATH".to_string(),
+    spawn_exe_with(folder, cwd, &[], args)
+}
+
+/// As [`spawn_exe`], with `KEY=VALUE` settings in its environment.
+fn spawn_exe_with(folder: &Path, cwd: &Path, env: &[&str], args: &[&str]) -> Brain {
+    let mut all = vec!["-u".to_string(), "ORT_DYLIB_PATH".to_string()];
+    all.extend(env.iter().map(|s| s.to_string()));
+    all.extend([
         env_path("FIVEZERO_WINE").display().to_string(),
         folder.join("pbrain-fivezero.exe").display().to_string(),
-    ];
+    ]);
     all.extend(args.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     Brain::spawn_in(Path::new("/usr/bin/env"), &refs, cwd)
@@ -230,6 +235,60 @@ fn windows_paths_with_spaces_and_backslashes_from_any_folder() {
     assert!(b.exits_within(QUICK));
 }
 
+/// The embedded networks played on ONNX Runtime (`FIVEZERO_INFERENCE=onnx`) from a package
+/// folder: the first `MESSAGE` names the evaluator that took them.
+fn played_on_onnx_runtime(folder: &Path, cwd: &Path) -> Brain {
+    let mut b = spawn_exe_with(folder, cwd, &["FIVEZERO_INFERENCE=onnx"], &[]);
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send("TURN 7,7");
+    let r = b.reply(QUICK);
+    assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
+    b
+}
+
+/// The engine's own networks need no DLL; the add-on zip of ONNX Runtime's DLLs, unpacked next
+/// to the .exe, runs ONNX models on ONNX Runtime, found whatever the working directory.
+#[test]
+#[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
+fn windows_onnxruntime_addon_runs_models_on_onnx_runtime() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = package_copy(&tmp.path().join("pkg"));
+    let b = played_on_onnx_runtime(&folder, tmp.path());
+    assert!(said(&b, "onnxruntime.dll"), "{:?}", b.messages);
+    assert!(
+        said(&b, "keeping the fallback classical"),
+        "{:?}",
+        b.messages
+    );
+
+    let addon = env_path("FIVEZERO_WINDOWS_ONNXRUNTIME_ZIP");
+    let names: Vec<String> = zip_members(&addon).into_iter().map(|(n, _)| n).collect();
+    for dll in [
+        "onnxruntime.dll",
+        "msvcp140.dll",
+        "vcruntime140.dll",
+        "vcruntime140_1.dll",
+    ] {
+        assert!(names.iter().any(|n| n == dll), "{dll} not in {names:?}");
+    }
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/py/bin/python");
+    let status = Command::new(py)
+        .args([
+            "-c",
+            "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])",
+        ])
+        .arg(&addon)
+        .arg(&folder)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let b = played_on_onnx_runtime(&folder, tmp.path());
+    assert!(said(&b, "onnx:cpu32"), "{:?}", b.messages);
+    assert!(!said(&b, "fallback classical"), "{:?}", b.messages);
+}
+
 #[test]
 #[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
 fn windows_broken_runtime_dll_or_missing_model_is_a_message_and_play_goes_on() {
@@ -237,18 +296,13 @@ fn windows_broken_runtime_dll_or_missing_model_is_a_message_and_play_goes_on() {
     let folder = package_copy(&tmp.path().join("pkg"));
     // A DLL of the wrong kind where ONNX Runtime is looked for: never a crash dialog or a hang.
     std::fs::write(folder.join("onnxruntime.dll"), b"MZ not really a DLL").unwrap();
+    let mut b = played_on_onnx_runtime(&folder, tmp.path());
+    assert!(said(&b, "could not be loaded"), "{:?}", b.messages);
     let missing = windows_path(&tmp.path().join("no such folder").join("net.onnx"));
-    let mut b = spawn_exe(&folder, tmp.path(), &[]);
-    b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
-    b.send("INFO timeout_turn 300");
     b.send(&format!("INFO model {missing}"));
-    b.send("BEGIN");
-    let r = b.reply(QUICK);
-    assert!(parse_move(&r).is_some(), "{r}: {:?}", b.messages);
-    assert!(said(&b, "no model at"), "{:?}", b.messages);
     b.send("TURN 8,8");
     assert!(parse_move(&b.reply(QUICK)).is_some(), "{:?}", b.messages);
+    assert!(said(&b, "no model at"), "{:?}", b.messages);
     b.send("END");
     assert!(b.exits_within(QUICK));
 }

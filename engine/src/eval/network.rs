@@ -80,6 +80,33 @@ pub trait Backend: Send + Sync {
     ) -> Result<NetOutput, BackendError>;
 }
 
+/// How the engine loads a network, whichever runtime runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadConfig {
+    /// Sessions in the pool (ONNX Runtime), forwards at the same time (native): one per search
+    /// thread that evaluates at the same time.
+    pub sessions: usize,
+    /// Intra-op threads per ONNX Runtime session (0 = its default).
+    pub threads_intra: usize,
+    pub device: crate::device::Device,
+    /// Batch the search should gather per call.
+    pub batch: usize,
+    /// Positions whose answers are remembered (`EvalCache`; 0 = none).
+    pub cache_entries: usize,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            sessions: 1,
+            threads_intra: 1,
+            device: crate::device::Device::Cpu,
+            batch: 16,
+            cache_entries: 0,
+        }
+    }
+}
+
 /// Model files larger than this are refused before reading (the `large` preset is ~19 MB): a
 /// wrong path pointing at a huge file must not exhaust the engine's memory.
 pub const MAX_MODEL_BYTES: u64 = 512 << 20;

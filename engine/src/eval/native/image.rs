@@ -29,11 +29,14 @@ impl Geometry {
         (y + 1) * self.wp + x + 1
     }
 
+    /// The pixels from the first board point to the last.
+    pub fn run(&self) -> std::ops::Range<usize> {
+        self.wp + 1..self.h * self.wp + self.w + 1
+    }
+
     /// First pixel of each chunk of `PIX` pixels covering every board point.
     pub fn chunks(&self) -> impl Iterator<Item = usize> {
-        let first = self.wp + 1;
-        let end = self.h * self.wp + self.w + 1;
-        (first..end).step_by(PIX)
+        self.run().step_by(PIX)
     }
 
     /// The pixel offsets of a convolution's taps (3x3: the neighbours in row-major order;

@@ -13,7 +13,7 @@
 use super::LoadError;
 use super::float::Head;
 use super::image::Geometry;
-use super::simd::{self, PIX, QConv, Simd};
+use super::simd::{self, Elementwise, PIX, QConv, Simd};
 
 /// uint8 affine parameters of one quantized tensor.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,17 +26,18 @@ impl QParams {
     /// ONNX QuantizeLinear: `saturate(round_half_even(x / scale) + zero)`.
     pub fn quantize(self, x: f32) -> u8 {
         let z = self.zero as f32;
-        let v = (x / self.scale).clamp(-z, 255.0 - z);
-        (round_even(v) as i32 + self.zero as i32) as u8
+        let v = (x / self.scale).max(-z).min(255.0 - z);
+        (round_even(v) + self.zero as i32) as u8
     }
 }
 
 /// Round half to even for |v| < 2^22 (what SSE's conversion does under the default rounding
-/// mode, and what ONNX Runtime's kernels use): adding 1.5 * 2^23 leaves no fraction bits.
+/// mode, and what ONNX Runtime's kernels use): adding 1.5 * 2^23 leaves no fraction bits, and
+/// the integer is read from the sum's low bits (no float-to-int conversion: this vectorizes).
 #[inline(always)]
-fn round_even(v: f32) -> f32 {
+fn round_even(v: f32) -> i32 {
     const MAGIC: f32 = 12_582_912.0;
-    (v + MAGIC) - MAGIC
+    (v + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32
 }
 
 /// What a convolution does with its accumulators.
@@ -126,7 +127,7 @@ impl QuantNet {
         for blk in &self.blocks {
             self.conv_u8(simd, &blk.conv1, &buf.b, geo, &mut buf.a, &mut buf.acc);
             self.conv_u8(simd, &blk.conv2, &buf.a, geo, &mut buf.c, &mut buf.acc);
-            residual_add(&blk.add, &buf.c, &mut buf.b, trunk, geo);
+            residual_add(simd, &blk.add, &buf.c, &mut buf.b, trunk, geo);
         }
         self.conv_u8(
             simd,
@@ -170,9 +171,15 @@ impl QuantNet {
         let cs = self.stem.conv.cin_p;
         x.fill(self.input.zero);
         let hw = geo.h * geo.w;
+        // The planes hold 0 and 1: their quantized values once, the division for anything else.
+        let (q0, q1) = (self.input.quantize(0.0), self.input.quantize(1.0));
         for (c, plane) in planes.chunks_exact(hw).enumerate() {
             for (i, &v) in plane.iter().enumerate() {
-                x[geo.interior(i) * cs + c] = self.input.quantize(v);
+                x[geo.interior(i) * cs + c] = match v {
+                    0.0 => q0,
+                    1.0 => q1,
+                    _ => self.input.quantize(v),
+                };
             }
         }
     }
@@ -190,21 +197,28 @@ impl QuantNet {
         let Output::Quantized { scale, to, relu } = &layer.output else {
             unreachable!("conv_u8 on a float output")
         };
-        let (cout, cout_p) = (layer.conv.cout, layer.conv.cout_p);
+        let cout_p = layer.conv.cout_p;
         let z = to.zero as f32;
         let (lo, hi) = (if *relu { 0.0 } else { -z }, 255.0 - z);
         let acc = &mut acc[..PIX * cout_p];
         let offsets = geo.offsets(layer.conv.taps);
+        let start = &layer.start[..cout_p];
+        let scale = &scale[..cout_p];
         for p0 in geo.chunks() {
             simd::accumulate(simd, &layer.conv, x, &offsets, p0, acc);
-            for p in 0..PIX {
-                let a = &acc[p * cout_p..p * cout_p + cout];
-                let dst = &mut y[(p0 + p) * cout_p..(p0 + p) * cout_p + cout];
-                for o in 0..cout {
-                    let v = ((a[o] + layer.start[o]) as f32 * scale[o]).clamp(lo, hi);
-                    dst[o] = (round_even(v) + z) as u8;
-                }
-            }
+            let dst = &mut y[p0 * cout_p..(p0 + PIX) * cout_p];
+            // Padding channels (zero start and scale) come out as the zero point.
+            let (lo, hi, zero) = (lo, hi, to.zero as i32);
+            let step = Requantize {
+                acc,
+                start,
+                scale,
+                lo,
+                hi,
+                zero,
+                dst,
+            };
+            simd::vectorized(simd, step);
         }
         geo.reset_border(y, cout_p, to.zero);
     }
@@ -216,32 +230,165 @@ fn conv_f32(simd: Simd, layer: &QLayer, x: &[u8], geo: &Geometry, y: &mut [f32],
     let Output::Float { scale, bias, relu } = &layer.output else {
         unreachable!("conv_f32 on a quantized output")
     };
-    let (cout, cout_p) = (layer.conv.cout, layer.conv.cout_p);
+    let cout_p = layer.conv.cout_p;
     let acc = &mut acc[..PIX * cout_p];
     let offsets = geo.offsets(layer.conv.taps);
     let floor = if *relu { 0.0 } else { f32::NEG_INFINITY };
+    let (start, scale, bias) = (&layer.start[..cout_p], &scale[..cout_p], &bias[..cout_p]);
     for p0 in geo.chunks() {
         simd::accumulate(simd, &layer.conv, x, &offsets, p0, acc);
-        for p in 0..PIX {
-            let a = &acc[p * cout_p..p * cout_p + cout];
-            let dst = &mut y[(p0 + p) * cout_p..(p0 + p) * cout_p + cout];
-            for o in 0..cout {
-                dst[o] = ((a[o] + layer.start[o]) as f32 * scale[o] + bias[o]).max(floor);
+        let dst = &mut y[p0 * cout_p..(p0 + PIX) * cout_p];
+        let step = Dequantize {
+            acc,
+            start,
+            scale,
+            bias,
+            floor,
+            dst,
+        };
+        simd::vectorized(simd, step);
+    }
+}
+
+/// `trunk = relu(quantize(dq(conv2) + dq(trunk)))` over the whole image, border reset after.
+fn residual_add(simd: Simd, add: &QAdd, conv2: &[u8], trunk: &mut [u8], cs: usize, geo: &Geometry) {
+    let (ra, rb) = (add.a.scale / add.to.scale, add.b.scale / add.to.scale);
+    let (za, zb) = (add.a.zero as f32, add.b.zero as f32);
+    // From the first board pixel to the last: the rest is border, reset below.
+    let run = geo.run();
+    let (lo, hi) = (run.start * cs, run.end * cs);
+    let step = Add {
+        a: &conv2[lo..hi],
+        b: &mut trunk[lo..hi],
+        offset: -za * ra - zb * rb,
+        ra,
+        rb,
+        hi: 255.0 - add.to.zero as f32,
+        zc: add.to.zero as i32,
+    };
+    simd::vectorized(simd, step);
+    geo.reset_border(trunk, cs, add.to.zero);
+}
+
+/// Requantization of one chunk's accumulators (`PIX` pixels of `start.len()` channels).
+struct Requantize<'a> {
+    acc: &'a [i32],
+    start: &'a [i32],
+    scale: &'a [f32],
+    lo: f32,
+    hi: f32,
+    zero: i32,
+    dst: &'a mut [u8],
+}
+
+impl Elementwise for Requantize<'_> {
+    #[inline(always)]
+    fn run(self) {
+        // Blocks of a fixed 16 channels, computed in local arrays: one vector each, where a loop
+        // over slices is left to a scalar path (a run-time count, possible aliasing).
+        let cout_p = self.start.len();
+        for (a, d) in self
+            .acc
+            .chunks_exact(cout_p)
+            .zip(self.dst.chunks_exact_mut(cout_p))
+        {
+            for blk in 0..cout_p / B {
+                let r = blk * B..(blk + 1) * B;
+                let a: &[i32; B] = a[r.clone()].try_into().expect("a block");
+                let start: &[i32; B] = self.start[r.clone()].try_into().expect("a block");
+                let scale: &[f32; B] = self.scale[r.clone()].try_into().expect("a block");
+                let mut out = [0u8; B];
+                for o in 0..B {
+                    let v = (a[o] + start[o]) as f32 * scale[o];
+                    let v = if v > self.lo { v } else { self.lo };
+                    let v = if v < self.hi { v } else { self.hi };
+                    out[o] = (round_even(v) + self.zero) as u8;
+                }
+                d[r].copy_from_slice(&out);
             }
         }
     }
 }
 
-/// `trunk = relu(quantize(dq(conv2) + dq(trunk)))` over the whole image, border reset after.
-fn residual_add(add: &QAdd, conv2: &[u8], trunk: &mut [u8], cs: usize, geo: &Geometry) {
-    let (za, zb, zc) = (add.a.zero as f32, add.b.zero as f32, add.to.zero as f32);
-    let (sa, sb, sc) = (add.a.scale, add.b.scale, add.to.scale);
-    let n = geo.pixels() * cs;
-    for (t, &c) in trunk[..n].iter_mut().zip(&conv2[..n]) {
-        let v = ((c as f32 - za) * sa + (*t as f32 - zb) * sb) / sc;
-        *t = (round_even(v.clamp(0.0, 255.0 - zc)) + zc) as u8;
+/// The channel block of the element-wise steps (`simd::OUT_BLOCK`).
+const B: usize = simd::OUT_BLOCK;
+
+/// Dequantization of one chunk's accumulators to fp32.
+struct Dequantize<'a> {
+    acc: &'a [i32],
+    start: &'a [i32],
+    scale: &'a [f32],
+    bias: &'a [f32],
+    floor: f32,
+    dst: &'a mut [f32],
+}
+
+impl Elementwise for Dequantize<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let cout_p = self.start.len();
+        for (a, d) in self
+            .acc
+            .chunks_exact(cout_p)
+            .zip(self.dst.chunks_exact_mut(cout_p))
+        {
+            for blk in 0..cout_p / B {
+                let r = blk * B..(blk + 1) * B;
+                let a: &[i32; B] = a[r.clone()].try_into().expect("a block");
+                let start: &[i32; B] = self.start[r.clone()].try_into().expect("a block");
+                let scale: &[f32; B] = self.scale[r.clone()].try_into().expect("a block");
+                let bias: &[f32; B] = self.bias[r.clone()].try_into().expect("a block");
+                let mut out = [0f32; B];
+                for o in 0..B {
+                    let v = (a[o] + start[o]) as f32 * scale[o] + bias[o];
+                    // A select, not `f32::max` (whose NaN rule keeps this from vectorizing).
+                    out[o] = if v > self.floor { v } else { self.floor };
+                }
+                d[r].copy_from_slice(&out);
+            }
+        }
     }
-    geo.reset_border(trunk, cs, add.to.zero);
+}
+
+/// `b = relu(quantize((a - za) * sa + (b - zb) * sb))` element by element (QLinearAdd), with
+/// the scale ratios `sa / sc`, `sb / sc` as ONNX Runtime's kernels use them (a division per
+/// element would cost more than the convolution's kernel).
+struct Add<'a> {
+    a: &'a [u8],
+    b: &'a mut [u8],
+    /// `zc - za * ra - zb * rb`.
+    offset: f32,
+    ra: f32,
+    rb: f32,
+    /// 255 - zc.
+    hi: f32,
+    zc: i32,
+}
+
+impl Elementwise for Add<'_> {
+    #[inline(always)]
+    fn run(self) {
+        // Blocks of 64 in local arrays (see `Requantize`); the images are whole pixels of 16
+        // or more channels, the tail is done one by one.
+        const N: usize = 64;
+        let step = |a: &[u8], b: &mut [u8]| {
+            for (t, &c) in b.iter_mut().zip(a) {
+                let v = c as f32 * self.ra + (*t as f32 * self.rb + self.offset);
+                let v = if v > 0.0 { v } else { 0.0 };
+                let v = if v < self.hi { v } else { self.hi };
+                *t = (round_even(v) + self.zc) as u8;
+            }
+        };
+        let mut a = self.a.chunks_exact(N);
+        let mut b = self.b.chunks_exact_mut(N);
+        for (a, b) in (&mut a).zip(&mut b) {
+            let a: &[u8; N] = a.try_into().expect("a block");
+            let mut out: [u8; N] = b.try_into().expect("a block");
+            step(a, &mut out);
+            b.copy_from_slice(&out);
+        }
+        step(a.remainder(), b.into_remainder());
+    }
 }
 
 /// The per-output-channel requantization scales and start values of a layer.
@@ -277,6 +424,29 @@ pub fn layer(
                 .collect(),
             relu: float_relu,
         },
+    };
+    // Padded to the padded output channels, which then come out as zeros (the kernels compute
+    // whole blocks of channels).
+    let cout_p = conv.cout_p;
+    start.resize(cout_p, 0);
+    let output = match output {
+        Output::Quantized {
+            mut scale,
+            to,
+            relu,
+        } => {
+            scale.resize(cout_p, 0.0);
+            Output::Quantized { scale, to, relu }
+        }
+        Output::Float {
+            mut scale,
+            mut bias,
+            relu,
+        } => {
+            scale.resize(cout_p, 0.0);
+            bias.resize(cout_p, 0.0);
+            Output::Float { scale, bias, relu }
+        }
     };
     Ok(QLayer {
         conv,

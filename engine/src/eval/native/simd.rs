@@ -161,6 +161,25 @@ impl QConv {
     }
 }
 
+/// Element-wise work around the kernels (requantization, residual adds): plain loops, which
+/// `vectorized` compiles for the vector width of the chosen kernels. `run` must be
+/// `#[inline(always)]`, so that it is compiled inside the wrapper that enables the features.
+pub trait Elementwise {
+    fn run(self);
+}
+
+/// Runs `e` compiled for the vector width of `simd`.
+pub fn vectorized<E: Elementwise>(simd: Simd, e: E) {
+    match simd {
+        // SAFETY: the CPU has the features (`Simd::supported`).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512Vnni => unsafe { x86::with_avx512(e) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { x86::with_avx2(e) },
+        _ => e.run(),
+    }
+}
+
 /// `acc[p * cout_p + o]` = the sum over taps and input channels of pixel `p0 + p` (p < PIX) of
 /// `x` (padded NHWC, `conv.cin_p` bytes a pixel) times the weights; `offsets` are the taps'
 /// pixel offsets. The caller guarantees every pixel read is inside `x`.
@@ -214,6 +233,16 @@ fn accumulate_scalar(conv: &QConv, x: &[u8], offsets: &[isize], p0: usize, acc: 
 mod x86 {
     use super::{PIX, QConv};
     use std::arch::x86_64::*;
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn with_avx512<E: super::Elementwise>(e: E) {
+        e.run()
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn with_avx2<E: super::Elementwise>(e: E) {
+        e.run()
+    }
 
     /// Four input bytes as one int32, broadcast by the caller.
     #[inline(always)]

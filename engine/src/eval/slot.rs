@@ -70,7 +70,10 @@ pub fn network_loader(config: LoadConfig) -> Loader {
             #[cfg(not(feature = "onnx"))]
             Some(Err(e)) => Err(format!("{}: {e}", path.display())),
             #[cfg(not(feature = "onnx"))]
-            None => Err("this engine was built without ONNX Runtime, so it runs networks on the CPU only".into()),
+            None => Err(
+                "this engine was built without ONNX Runtime, so it runs networks on the CPU only"
+                    .into(),
+            ),
         }
     })
 }

@@ -13,7 +13,7 @@
 use super::LoadError;
 use super::float::Head;
 use super::image::Geometry;
-use super::simd::{self, Elementwise, PIX, QConv, Simd};
+use super::simd::{self, Elementwise, Input, PIX, QConv, Simd};
 
 /// uint8 affine parameters of one quantized tensor.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -202,10 +202,13 @@ impl QuantNet {
         let (lo, hi) = (if *relu { 0.0 } else { -z }, 255.0 - z);
         let acc = &mut acc[..PIX * cout_p];
         let offsets = geo.offsets(layer.conv.taps);
+        let mut wide = Vec::new();
+        simd::widen(simd, x, &mut wide);
+        let input = Input { x, wide: &wide };
         let start = &layer.start[..cout_p];
         let scale = &scale[..cout_p];
         for p0 in geo.chunks() {
-            simd::accumulate(simd, &layer.conv, x, &offsets, p0, acc);
+            simd::accumulate(simd, &layer.conv, input, &offsets, p0, acc);
             let dst = &mut y[p0 * cout_p..(p0 + PIX) * cout_p];
             // Padding channels (zero start and scale) come out as the zero point.
             let (lo, hi, zero) = (lo, hi, to.zero as i32);
@@ -233,10 +236,13 @@ fn conv_f32(simd: Simd, layer: &QLayer, x: &[u8], geo: &Geometry, y: &mut [f32],
     let cout_p = layer.conv.cout_p;
     let acc = &mut acc[..PIX * cout_p];
     let offsets = geo.offsets(layer.conv.taps);
+    let mut wide = Vec::new();
+    simd::widen(simd, x, &mut wide);
+    let input = Input { x, wide: &wide };
     let floor = if *relu { 0.0 } else { f32::NEG_INFINITY };
     let (start, scale, bias) = (&layer.start[..cout_p], &scale[..cout_p], &bias[..cout_p]);
     for p0 in geo.chunks() {
-        simd::accumulate(simd, &layer.conv, x, &offsets, p0, acc);
+        simd::accumulate(simd, &layer.conv, input, &offsets, p0, acc);
         let dst = &mut y[p0 * cout_p..(p0 + PIX) * cout_p];
         let step = Dequantize {
             acc,

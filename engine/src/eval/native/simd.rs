@@ -180,13 +180,29 @@ pub fn vectorized<E: Elementwise>(simd: Simd, e: E) {
     }
 }
 
+/// A convolution's input image: padded NHWC uint8, `cin_p` bytes a pixel, and for the AVX2
+/// kernel the same values widened to int16 (`widen`; empty for the other kernels).
+#[derive(Clone, Copy)]
+pub struct Input<'a> {
+    pub x: &'a [u8],
+    pub wide: &'a [i16],
+}
+
+/// The int16 copy of `x` the AVX2 kernel reads (a pair of its channels is then one broadcast).
+pub fn widen(simd: Simd, x: &[u8], wide: &mut Vec<i16>) {
+    wide.clear();
+    if simd == Simd::Avx2 {
+        wide.extend(x.iter().map(|&v| v as i16));
+    }
+}
+
 /// `acc[p * cout_p + o]` = the sum over taps and input channels of pixel `p0 + p` (p < PIX) of
-/// `x` (padded NHWC, `conv.cin_p` bytes a pixel) times the weights; `offsets` are the taps'
-/// pixel offsets. The caller guarantees every pixel read is inside `x`.
+/// the input (`conv.cin_p` channels a pixel) times the weights; `offsets` are the taps' pixel
+/// offsets. Panics if a pixel read would fall outside the input.
 pub fn accumulate(
     simd: Simd,
     conv: &QConv,
-    x: &[u8],
+    input: Input,
     offsets: &[isize],
     p0: usize,
     acc: &mut [i32],
@@ -195,17 +211,22 @@ pub fn accumulate(
     debug_assert_eq!(offsets.len(), conv.taps);
     let lowest = p0 as isize + offsets.iter().copied().min().unwrap_or(0);
     let highest = p0 as isize + offsets.iter().copied().max().unwrap_or(0) + PIX as isize;
+    let len = match simd {
+        Simd::Avx2 => input.wide.len(),
+        _ => input.x.len(),
+    };
     assert!(
-        lowest >= 0 && highest as usize * conv.cin_p <= x.len(),
+        lowest >= 0 && highest as usize * conv.cin_p <= len,
         "kernel reads outside its image"
     );
+    let x = input.x;
     match simd {
         // SAFETY: the CPU has the features (`Simd` values other than Scalar are only made
-        // after `supported`), and every read is inside `x` (checked above).
+        // after `supported`), and every read is inside the input (checked above).
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512Vnni => unsafe { x86::accumulate_vnni(conv, x, offsets, p0, acc) },
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { x86::accumulate_avx2(conv, x, offsets, p0, acc) },
+        Simd::Avx2 => unsafe { x86::accumulate_avx2(conv, input.wide, offsets, p0, acc) },
         _ => accumulate_scalar(conv, x, offsets, p0, acc),
     }
 }
@@ -313,17 +334,10 @@ mod x86 {
         }
     }
 
-    /// Two input bytes as the two int16 halves of an int32 (a `vpmaddwd` pair).
-    #[inline(always)]
-    unsafe fn pair(x: *const u8) -> i32 {
-        let v = unsafe { (x as *const u16).read_unaligned() } as i32;
-        (v & 0xff) | ((v & 0xff00) << 8)
-    }
-
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn accumulate_avx2(
         conv: &QConv,
-        x: &[u8],
+        x: &[i16],
         offsets: &[isize],
         p0: usize,
         acc: &mut [i32],
@@ -339,7 +353,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     unsafe fn avx2_block(
         conv: &QConv,
-        x: &[u8],
+        x: &[i16],
         offsets: &[isize],
         p0: usize,
         acc: &mut [i32],
@@ -358,7 +372,9 @@ mod x86 {
                     let w0 = _mm256_loadu_si256(wt.add(q * cout_p * 2) as *const _);
                     let w1 = _mm256_loadu_si256(wt.add(q * cout_p * 2 + 16) as *const _);
                     for (p, ap) in a.iter_mut().enumerate() {
-                        let xv = _mm256_set1_epi32(pair(xb.add(p * cs + 2 * q)));
+                        // Two int16 channels as one int32: a broadcast straight from memory.
+                        let pair = (xb.add(p * cs + 2 * q) as *const i32).read_unaligned();
+                        let xv = _mm256_set1_epi32(pair);
                         ap[0] = _mm256_add_epi32(ap[0], _mm256_madd_epi16(xv, w0));
                         ap[1] = _mm256_add_epi32(ap[1], _mm256_madd_epi16(xv, w1));
                     }

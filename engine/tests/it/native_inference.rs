@@ -248,3 +248,90 @@ fn int8_models_match_onnx_runtime() {
         "{worst_logit} {worst_value}"
     );
 }
+
+#[test]
+fn simd_override_values_are_parsed_and_refused_with_a_reason() {
+    assert_eq!(Simd::from_env("auto"), Ok(Simd::best()));
+    assert_eq!(Simd::from_env(""), Ok(Simd::best()));
+    assert_eq!(Simd::from_env("scalar"), Ok(Simd::Scalar));
+    let e = Simd::from_env("sse9").unwrap_err();
+    assert!(e.contains("sse9") && e.contains("avx2"), "{e}");
+    for s in [Simd::Avx512Vnni, Simd::Avx2] {
+        match Simd::from_env(&s.to_string()) {
+            Ok(got) => assert!(got == s && s.supported()),
+            Err(e) => assert!(!s.supported() && e.contains("lacks"), "{e}"),
+        }
+    }
+}
+
+/// The engine's loader: files of its own form run natively (int8 and fp32), with the name,
+/// claim and identity the ONNX Runtime evaluator gives them.
+#[test]
+fn the_loader_runs_the_engines_own_form_natively() {
+    use engine::eval::network::LoadConfig;
+    use engine::eval::slot::network_loader;
+    let dir = tempfile::tempdir().unwrap();
+    let int8 = dir.path().join("int8.onnx");
+    std::fs::write(
+        &int8,
+        random_int8(Preset::Tiny.config(), WeightBits::Eight, 3),
+    )
+    .unwrap();
+    let fp32 = dir.path().join("fp32.onnx");
+    let w = NetWeights::random(Preset::Tiny.config(), 4).unwrap();
+    std::fs::write(
+        &fp32,
+        onnx_bytes(&w, &ModelMeta::for_config(&w.config, 8)).unwrap(),
+    )
+    .unwrap();
+    let loader = network_loader(LoadConfig::default());
+    let ev = loader(&int8).unwrap();
+    assert!(
+        ev.name().starts_with("native:tiny(2x16 step 9) "),
+        "{}",
+        ev.name()
+    );
+    let bytes = std::fs::read(&int8).unwrap();
+    assert_eq!(ev.model_id(), engine::eval::network::model_id(&bytes));
+    let ev = loader(&fp32).unwrap();
+    assert_eq!(ev.name(), "native:tiny(2x16 step 8) fp32");
+    let garbage = dir.path().join("garbage.onnx");
+    std::fs::write(&garbage, b"not a model").unwrap();
+    assert!(loader(&garbage).is_err());
+}
+
+/// A valid model of another form (one node more) is no model for the native runtime, and goes
+/// to ONNX Runtime.
+#[cfg(feature = "onnx")]
+#[test]
+fn other_forms_go_to_onnx_runtime() {
+    use engine::eval::network::LoadConfig;
+    use engine::eval::slot::network_loader;
+    use engine::net::onnx_pb::{ModelProto, NodeProto};
+    use prost::Message;
+    let w = NetWeights::random(Preset::Tiny.config(), 4).unwrap();
+    let mut m = engine::net::model_proto(&w, &ModelMeta::for_config(&w.config, 8)).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    let tanh = g
+        .node
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("Tanh"))
+        .unwrap();
+    tanh.output = vec!["value.tanh".into()];
+    g.node.push(NodeProto {
+        input: vec!["value.tanh".into()],
+        output: vec!["value".into()],
+        name: Some("value.identity".into()),
+        op_type: Some("Identity".into()),
+        ..Default::default()
+    });
+    let bytes = m.encode_to_vec();
+    let e = NativeNet::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(e, LoadError::Unsupported(_)), "{e}");
+    let _: ModelProto = ModelProto::decode(bytes.as_slice()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.onnx");
+    std::fs::write(&path, &bytes).unwrap();
+    let ev = network_loader(LoadConfig::default())(&path).unwrap();
+    assert!(ev.name().starts_with("onnx:tiny"), "{}", ev.name());
+}

@@ -232,18 +232,19 @@ pub fn accumulate(
 }
 
 fn accumulate_scalar(conv: &QConv, x: &[u8], offsets: &[isize], p0: usize, acc: &mut [i32]) {
-    let (cs, cout_p, groups) = (conv.cin_p, conv.cout_p, conv.cin_p / 4);
+    // Pairs of channels against the int16 weights: the loop over outputs is contiguous and
+    // multiplies 16-bit values into 32-bit sums, which compilers vectorize on any SIMD ISA.
+    let (cs, cout_p, pairs) = (conv.cin_p, conv.cout_p, conv.cin_p / 2);
     acc.fill(0);
     for (t, &off) in offsets.iter().enumerate() {
         for p in 0..PIX {
             let base = (p0 as isize + p as isize + off) as usize * cs;
             let a = &mut acc[p * cout_p..(p + 1) * cout_p];
-            for g in 0..groups {
-                let xs = &x[base + 4 * g..base + 4 * g + 4];
-                let ws = &conv.w8[(t * groups + g) * cout_p * 4..][..cout_p * 4];
-                for (o, av) in a.iter_mut().enumerate() {
-                    let wv = &ws[o * 4..o * 4 + 4];
-                    *av += (0..4).map(|j| xs[j] as i32 * wv[j] as i32).sum::<i32>();
+            for q in 0..pairs {
+                let (x0, x1) = (x[base + 2 * q] as i32, x[base + 2 * q + 1] as i32);
+                let ws = &conv.w16[(t * pairs + q) * cout_p * 2..][..cout_p * 2];
+                for (av, w) in a.iter_mut().zip(ws.chunks_exact(2)) {
+                    *av += x0 * w[0] as i32 + x1 * w[1] as i32;
                 }
             }
         }

@@ -38,8 +38,12 @@ impl Simd {
     pub fn supported(self) -> bool {
         match self {
             #[cfg(target_arch = "x86_64")]
+            // BW and VL for the element-wise steps (`with_avx512`); every VNNI CPU has them.
             Simd::Avx512Vnni => {
-                is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni")
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("avx512vl")
+                    && is_x86_feature_detected!("avx512vnni")
             }
             #[cfg(target_arch = "x86_64")]
             Simd::Avx2 => is_x86_feature_detected!("avx2"),

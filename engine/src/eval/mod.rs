@@ -16,7 +16,8 @@
 //! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
 //!
 //! `onnx` and `onnx_evaluator` exist only with the `onnx` cargo feature (on by default); without
-//! it the slot's loader refuses every model file, saying why.
+//! it the engine still plays its embedded networks and model files of its own form (`native`),
+//! and the slot's loader refuses any other model file, saying why.
 //!
 //! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
 //! softmax every network evaluator ends with.

@@ -9,8 +9,8 @@
 //! - `tss`   — threat-space search: VCF/VCT prover, defence search, proof verifier, suites.
 //! - `net`   — the network contract (presets, weights, metadata) and the ONNX writer.
 //! - `eval`  — the `Evaluator` trait and its implementations: uniform, classical patterns, the
-//!   network seam (`Backend`, `NetEvaluator`) with its ONNX Runtime backend, and the hot-swapped
-//!   `ModelSlot`.
+//!   network seam (`Backend`, `NetEvaluator`) with its native and ONNX Runtime backends, and the
+//!   hot-swapped `ModelSlot`.
 //! - `mcts`  — PUCT tree search over an `Evaluator`: threads, virtual loss, tree reuse, tactics.
 //! - `time`  — the time manager: turns protocol limits into a per-move budget.
 //! - `brain` — the Engine API the pbrain binary drives: position, limits, think, callbacks.

@@ -9,6 +9,9 @@
 //! - `analyse`: positions/s of `pbrain-fivezero analyse` on seeded random openings, per difficulty.
 //! - `realtime`: visits/s of the same search with the realtime lines (`INFO show_detail 1`) and
 //!   without, interleaved.
+//! - `network`: positions/s of one forward pass of `models/default.onnx` in this process, one
+//!   thread, at several batch sizes: the native runtime on each kernel family this CPU has, and
+//!   ONNX Runtime.
 //!
 //! The black-box tests check the same behaviour (`tests/tests/it/hot_reload.rs`: every file is
 //! loaded or refused, the old model stays, no move is illegal) without timing it; they use the
@@ -84,6 +87,17 @@ enum Figure {
         #[arg(long, default_value_t = 2000)]
         turn_ms: u64,
     },
+    /// Positions/s of the embedded `models/default.onnx` on 15x15 positions, one thread, at
+    /// batch 1, 8, 16, 32: native (each kernel family) and ONNX Runtime.
+    Network {
+        /// Seconds measured per cell of the table.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Only these native kernels (avx512vnni, avx2, scalar; default: all this CPU has) and no
+        /// ONNX Runtime row when given.
+        #[arg(long, value_delimiter = ',')]
+        kernels: Vec<String>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -120,6 +134,7 @@ pub fn run(args: Args) -> Result<(), String> {
             rounds,
             turn_ms,
         } => realtime(&engine.path()?, rounds, turn_ms),
+        Figure::Network { seconds, kernels } => network(seconds, &kernels),
     }
 }
 
@@ -586,5 +601,106 @@ fn realtime(engine: &Path, rounds: u32, turn_ms: u64) -> Result<(), String> {
         lines[1],
         lines[0]
     );
+    Ok(())
+}
+
+/// `n` encoded 15x15 freestyle positions from seeded random openings.
+fn network_positions(n: usize) -> Vec<f32> {
+    let mut rng = Rng::new(11);
+    let mut planes = Vec::new();
+    for _ in 0..n {
+        let mut board = Board::new(15, 15, Rule::Freestyle).expect("15x15 is a board");
+        let stones = 2 + rng.below(30);
+        for [x, y] in random_opening(&mut rng, stones) {
+            let _ = board.play(Pos::new(x as usize, y as usize));
+        }
+        let start = planes.len();
+        planes.resize(start + engine::eval::features::input_len(&board), 0.0);
+        engine::eval::features::encode(&board, &mut planes[start..]);
+    }
+    planes
+}
+
+/// Positions/s of `forward` on batches of `batch` positions for about `seconds`.
+fn positions_per_second(
+    seconds: f64,
+    batch: usize,
+    planes: &[f32],
+    mut forward: impl FnMut(&[f32]) -> Result<(), String>,
+) -> Result<f64, String> {
+    let per = planes.len() / 64;
+    let (mut done, start) = (0usize, Instant::now());
+    let mut i = 0;
+    while start.elapsed().as_secs_f64() < seconds || done == 0 {
+        let first = i % (64 - batch + 1);
+        forward(&planes[first * per..(first + batch) * per])?;
+        done += batch;
+        i += batch;
+    }
+    Ok(done as f64 / start.elapsed().as_secs_f64())
+}
+
+fn network(seconds: f64, only: &[String]) -> Result<(), String> {
+    use engine::eval::native::{NativeNet, Simd};
+    let (file, bytes) = engine::eval::embedded::DEFAULT_MODELS[0];
+    let planes = network_positions(64);
+    let batches = [1usize, 8, 16, 32];
+    println!("{file}, 15x15, one thread: positions/s");
+    println!(
+        "{:<22}{}",
+        "runtime",
+        batches
+            .map(|b| format!("{:>10}", format!("batch {b}")))
+            .join("")
+    );
+    let net = NativeNet::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let kernels = match only {
+        [] => Simd::available(),
+        names => names
+            .iter()
+            .map(|k| Simd::from_env(k))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    for simd in kernels {
+        let net = net.clone().with_simd(simd);
+        let mut row = format!("{:<22}", format!("native {simd}"));
+        for b in batches {
+            let rate =
+                positions_per_second(seconds, b, &planes, |x| net.run(x, b, 15, 15).map(|_| ()))?;
+            row += &format!("{rate:>10.0}");
+        }
+        println!("{row}");
+    }
+    if !only.is_empty() {
+        return Ok(());
+    }
+    network_onnx(seconds, bytes, &planes, &batches)
+}
+
+fn network_onnx(
+    seconds: f64,
+    bytes: &[u8],
+    planes: &[f32],
+    batches: &[usize],
+) -> Result<(), String> {
+    use engine::eval::onnx::{Device, OnnxModel};
+    let mut model = match OnnxModel::from_bytes(bytes, 1, Device::Cpu) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("{:<22}not measured: {e}", "onnx runtime");
+            return Ok(());
+        }
+    };
+    let mut row = format!("{:<22}", "onnx runtime");
+    for &b in batches {
+        let rate = positions_per_second(seconds, b, planes, |x| {
+            model
+                .run(x, b, 15, 15)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })?;
+        row += &format!("{rate:>10.0}");
+    }
+    println!("{row}");
     Ok(())
 }

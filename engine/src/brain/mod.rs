@@ -14,8 +14,7 @@ pub use swap2::{Swap2Choice, Swap2Decision};
 use crate::device::Device;
 use crate::eval::Evaluator;
 use crate::eval::classical::{ClassicalEvaluator, scored_moves};
-#[cfg(feature = "onnx")]
-use crate::eval::onnx_evaluator::OnnxEvaluatorConfig;
+use crate::eval::network::LoadConfig;
 use crate::eval::slot::{self, ModelSlot, WatchHandle};
 use crate::game::{Board, Color, GameError, Pattern, Pos, Rule};
 use crate::mcts::{MctsConfig, ProgressHook, Proven, RootCandidate, Search, SearchLimits};
@@ -310,9 +309,8 @@ impl Engine {
         }
     }
 
-    #[cfg(feature = "onnx")]
     fn load_embedded(&mut self) {
-        match slot::load_embedded(self.onnx_config()) {
+        match slot::load_embedded(self.load_config()) {
             Ok((ev, plays)) => {
                 self.slot.install_unwatched(ev);
                 self.message(&format!(
@@ -323,11 +321,6 @@ impl Engine {
         }
     }
 
-    #[cfg(not(feature = "onnx"))]
-    fn load_embedded(&mut self) {
-        self.refused("this engine was built without ONNX Runtime");
-    }
-
     /// Says why a model was refused and what plays on.
     fn refused(&self, why: &str) {
         self.message(&format!(
@@ -336,26 +329,19 @@ impl Engine {
         ));
     }
 
-    #[cfg(feature = "onnx")]
-    fn onnx_config(&self) -> OnnxEvaluatorConfig {
-        OnnxEvaluatorConfig {
+    fn load_config(&self) -> LoadConfig {
+        LoadConfig {
             sessions: self.config.threads.max(1),
             device: self.config.device,
             cache_entries: self.config.eval_cache_entries,
-            ..OnnxEvaluatorConfig::default()
+            ..LoadConfig::default()
         }
     }
 
-    /// ONNX Runtime sessions, one per search thread.
-    #[cfg(feature = "onnx")]
+    /// The native runtime for networks of the engine's own form, ONNX Runtime (one session per
+    /// search thread) for other models.
     fn model_loader(&self) -> slot::Loader {
-        slot::onnx_loader(self.onnx_config())
-    }
-
-    /// Built without ONNX Runtime: every model file is refused with the reason.
-    #[cfg(not(feature = "onnx"))]
-    fn model_loader(&self) -> slot::Loader {
-        slot::no_runtime_loader()
+        slot::network_loader(self.load_config())
     }
 
     /// The evaluator the next move will use: the live one, or the classical one when the live

@@ -35,7 +35,8 @@ impl ByClaim {
             .find(|m| m.evaluator.refuses(board).is_none())
     }
 
-    /// "onnx:cpu32(4x32 step 28916) for freestyle on 15x15, 20x20; onnx:... for renju on 15x15".
+    /// "native:cpu32(4x32 step 28916) avx512vnni for freestyle on 15x15, 20x20; native:... for
+    /// renju on 15x15".
     pub fn describe(&self) -> String {
         let parts: Vec<String> = self
             .members

@@ -1,7 +1,7 @@
 //! The networks compiled into the engine: `models/default*.onnx` at the repository root, the
 //! trained defaults that `pbrain-fivezero` plays without `--model`, one per rule, each in the
 //! games whose rule and board size its metadata claims. `models/README.md` says which command
-//! made each. Only with the `onnx` feature: without ONNX Runtime nothing could run them.
+//! made each. The native runtime (`native`) plays them, so they are in every build.
 
 /// (file, ONNX bytes) of each default network, in the order the engine asks them whether they
 /// play a game.

@@ -7,6 +7,8 @@
 //! - `classical` — the pattern evaluator: the no-network fallback and a cheap MCTS prior.
 //! - `network` — the network seam: the `Backend` trait (planes in, logits and values out) and
 //!   `NetEvaluator`, the one evaluator over any backend (encode, forward, legal mask).
+//! - `native` — the engine's own inference for its ResNet form (fp32, int8 QDQ), pure Rust with
+//!   kernels for the CPU: it plays the embedded networks and model files of that form.
 //! - `onnx` — ONNX Runtime; the only module that names an inference runtime.
 //! - `onnx_evaluator` — the ONNX Runtime backend (a pool of sessions) and `OnnxEvaluator`.
 //! - `by_claim` — `ByClaim`: several networks as one evaluator, each playing the games it claims
@@ -14,7 +16,8 @@
 //! - `slot` — `ModelSlot`: the live evaluator behind an ArcSwap, and the checkpoint watcher.
 //!
 //! `onnx` and `onnx_evaluator` exist only with the `onnx` cargo feature (on by default); without
-//! it the slot's loader refuses every model file, saying why.
+//! it the engine still plays its embedded networks and model files of its own form (`native`),
+//! and the slot's loader refuses any other model file, saying why.
 //!
 //! Also here: `UniformEvaluator`, the null evaluator (tree-speed benches, tests), and the masked
 //! softmax every network evaluator ends with.
@@ -22,9 +25,9 @@
 pub mod by_claim;
 pub mod cache;
 pub mod classical;
-#[cfg(feature = "onnx")]
 pub mod embedded;
 pub mod features;
+pub mod native;
 pub mod network;
 #[cfg(feature = "onnx")]
 pub mod onnx;

@@ -80,6 +80,65 @@ pub trait Backend: Send + Sync {
     ) -> Result<NetOutput, BackendError>;
 }
 
+/// How the engine loads a network, whichever runtime runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadConfig {
+    /// Sessions in the pool (ONNX Runtime), forwards at the same time (native): one per search
+    /// thread that evaluates at the same time.
+    pub sessions: usize,
+    /// Intra-op threads per ONNX Runtime session (0 = its default).
+    pub threads_intra: usize,
+    pub device: crate::device::Device,
+    /// Batch the search should gather per call.
+    pub batch: usize,
+    /// Positions whose answers are remembered (`EvalCache`; 0 = none).
+    pub cache_entries: usize,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            sessions: 1,
+            threads_intra: 1,
+            device: crate::device::Device::Cpu,
+            batch: 16,
+            cache_entries: 0,
+        }
+    }
+}
+
+/// Model files larger than this are refused before reading (the `large` preset is ~19 MB): a
+/// wrong path pointing at a huge file must not exhaust the engine's memory.
+pub const MAX_MODEL_BYTES: u64 = 512 << 20;
+
+/// Reads a model file, refusing one over `MAX_MODEL_BYTES`; the error names the file.
+///
+/// # Errors
+/// The file cannot be read, or is too large.
+pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let file = path.display();
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("{file}: {e}"))?
+        .len();
+    if len > MAX_MODEL_BYTES {
+        return Err(format!(
+            "{file}: {len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model"
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("{file}: {e}"))
+}
+
+/// FNV-1a over a model file's bytes: a cheap, stable identity of a model for evaluation caches
+/// (whichever runtime runs it).
+pub fn model_id(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
 /// The null network: flat logits, value 0 (a baseline, and a way to time the tree alone).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct UniformBackend;

@@ -195,16 +195,6 @@ impl OnnxRuntime {
     }
 }
 
-/// FNV-1a over the file's bytes: a cheap, stable identity of a model for evaluation caches.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 /// A loaded, validated network-contract model: one ORT session. `run` takes `&mut self`: use one
 /// model per inference thread and batch positions across searches.
 pub struct OnnxModel {
@@ -226,9 +216,7 @@ impl fmt::Debug for OnnxModel {
     }
 }
 
-/// Model files larger than this are refused before reading (the `large` preset is ~19 MB): a
-/// wrong path pointing at a huge file must not exhaust the engine's memory.
-pub const MAX_MODEL_BYTES: u64 = 512 << 20;
+pub use super::network::MAX_MODEL_BYTES;
 
 /// Reads a model file (size-capped); returns its bytes and its display name for messages.
 pub(crate) fn read_model_file(path: &Path) -> Result<(Vec<u8>, String), OnnxError> {
@@ -275,7 +263,7 @@ impl OnnxModel {
         device: Device,
     ) -> Result<OnnxModel, OnnxError> {
         let env = OnnxRuntime::env()?;
-        let id = fnv1a64(bytes);
+        let id = super::network::model_id(bytes);
         let setup = |e: &dyn fmt::Display| OnnxError::Session {
             file: file.clone(),
             message: e.to_string(),
@@ -524,7 +512,7 @@ mod tests {
 
     #[test]
     fn fnv_is_stable() {
-        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(super::super::network::model_id(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(super::super::network::model_id(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

@@ -9,34 +9,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::network::{Backend, BackendError, NetEvaluator, NetOutput};
-use super::onnx::{Device, OnnxError, OnnxModel};
+use super::onnx::{OnnxError, OnnxModel};
 use crate::net::ModelMeta;
 
-/// How to load a model into the pool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OnnxEvaluatorConfig {
-    /// Sessions in the pool: one per search thread that evaluates at the same time.
-    pub sessions: usize,
-    /// Intra-op threads per session (0 = ORT's default).
-    pub threads_intra: usize,
-    pub device: Device,
-    /// Batch the search should gather per call.
-    pub batch: usize,
-    /// Positions whose answers are remembered (`EvalCache`; 0 = none).
-    pub cache_entries: usize,
-}
-
-impl Default for OnnxEvaluatorConfig {
-    fn default() -> Self {
-        OnnxEvaluatorConfig {
-            sessions: 1,
-            threads_intra: 1,
-            device: Device::Cpu,
-            batch: 16,
-            cache_entries: 0,
-        }
-    }
-}
+/// How to load a model into the pool (the native runtime reads the same settings).
+pub use super::network::LoadConfig as OnnxEvaluatorConfig;
 
 /// The evaluator the engine plays with when a model is loaded.
 pub type OnnxEvaluator = NetEvaluator<OnnxSessions>;

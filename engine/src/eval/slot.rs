@@ -7,8 +7,9 @@
 //! is refused with a message and the old model stays; a file whose size or mtime is still
 //! changing is left until two polls agree. Polling (every ~250 ms) needs no notify crate.
 //!
-//! Depends on the `Evaluator` trait, and on `onnx_evaluator` only through `onnx_loader` (with the
-//! `onnx` feature; without it `no_runtime_loader` refuses every model file, saying why).
+//! Depends on the `Evaluator` trait, the native runtime (`native`: the embedded networks and
+//! model files of the engine's own form) and `onnx_evaluator` through `onnx_loader` (with the
+//! `onnx` feature, for any other model; without it such files are refused, saying why).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +20,15 @@ use std::time::{Duration, SystemTime};
 use arc_swap::ArcSwap;
 
 use super::Evaluator;
+#[cfg(not(feature = "onnx"))]
+use super::native::LoadError;
+use super::native::{NativeEvaluator, NativeNet};
+use super::network::{Backend, LoadConfig, NetEvaluator};
 #[cfg(feature = "onnx")]
-use super::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
-#[cfg(feature = "onnx")]
+use super::onnx_evaluator::OnnxEvaluator;
+use crate::device::Device;
 use crate::game::{Board, Pos, Rule};
+use crate::net::ModelMeta;
 
 /// Loads a model file into an evaluator, or says why not.
 pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send + Sync>;
@@ -30,55 +36,109 @@ pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send
 /// Receives the slot's messages (loaded, refused, ...); the brain prints them as `MESSAGE`.
 pub type MessageSink = Arc<dyn Fn(String) + Send + Sync>;
 
-/// The ONNX loader the engine uses: the file must load, pass the network contract, and answer
-/// one probe position with finite outputs (a model with NaN weights is refused here, before it
-/// can replace a working one).
+/// Whether networks of the engine's own form run natively (`native`) with `config`: on the CPU,
+/// unless `FIVEZERO_INFERENCE=onnx` asks for ONNX Runtime (a build with it; for comparisons).
+pub fn runs_natively(config: &LoadConfig) -> bool {
+    let forced_onnx = cfg!(feature = "onnx")
+        && std::env::var("FIVEZERO_INFERENCE").is_ok_and(|v| v.trim().eq_ignore_ascii_case("onnx"));
+    config.device == Device::Cpu && !forced_onnx
+}
+
+/// The loader the engine uses: a network of the engine's own form runs natively (on the CPU),
+/// any other model on ONNX Runtime (with the `onnx` feature; without it such a file is refused,
+/// saying why). The file must pass the network contract and answer one probe position with
+/// finite outputs (a model with NaN weights is refused here, before it can replace a working one).
+pub fn network_loader(config: LoadConfig) -> Loader {
+    Arc::new(move |path: &Path| {
+        let native = match runs_natively(&config) {
+            true => Some(NativeNet::load(path)),
+            false => None,
+        };
+        match native {
+            Some(Ok(net)) => {
+                let ev = NativeEvaluator::native(net, config.sessions, config.batch, 0);
+                probe(&ev, ev.net().meta())?;
+                Ok(Arc::new(ev.with_cache(config.cache_entries)) as Arc<dyn Evaluator>)
+            }
+            #[cfg(feature = "onnx")]
+            _ => onnx_loader(config)(path),
+            #[cfg(not(feature = "onnx"))]
+            Some(Err(e @ LoadError::Unsupported(_))) => Err(format!(
+                "{}: {e}; this engine was built without ONNX Runtime (cargo feature `onnx`), which could run it",
+                path.display()
+            )),
+            #[cfg(not(feature = "onnx"))]
+            Some(Err(e)) => Err(format!("{}: {e}", path.display())),
+            #[cfg(not(feature = "onnx"))]
+            None => Err(
+                "this engine was built without ONNX Runtime, so it runs networks on the CPU only"
+                    .into(),
+            ),
+        }
+    })
+}
+
+/// The ONNX Runtime loader: the file must load, pass the network contract, and answer the probe.
 #[cfg(feature = "onnx")]
-pub fn onnx_loader(config: OnnxEvaluatorConfig) -> Loader {
+pub fn onnx_loader(config: LoadConfig) -> Loader {
     Arc::new(move |path: &Path| {
         let ev = OnnxEvaluator::load(path, config).map_err(|e| e.to_string())?;
-        probe(&ev)?;
+        probe(&ev, ev.meta())?;
         Ok(Arc::new(ev) as Arc<dyn Evaluator>)
     })
 }
 
 /// The networks compiled into the engine (`embedded::DEFAULT_MODELS`), each loaded and probed
 /// like a file, as one evaluator that gives every game to the network claiming it; also returns
-/// what each plays ("onnx:... for freestyle on 15x15, 20x20; onnx:... for renju on 15x15").
-#[cfg(feature = "onnx")]
-pub fn load_embedded(config: OnnxEvaluatorConfig) -> Result<(Arc<dyn Evaluator>, String), String> {
+/// what each plays ("native:... for freestyle on 15x15, 20x20; native:... for renju on 15x15").
+/// They run natively unless `runs_natively` says otherwise.
+pub fn load_embedded(config: LoadConfig) -> Result<(Arc<dyn Evaluator>, String), String> {
     use super::by_claim::{ByClaim, Member};
     // One cache for all of them, so the memory the engine sets aside for one holds whatever
     // rules a session plays: a position's key holds its rule, and the rule picks the network.
     let cache = (config.cache_entries > 0)
         .then(|| Arc::new(super::cache::EvalCache::new(config.cache_entries)));
-    let uncached = OnnxEvaluatorConfig {
-        cache_entries: 0,
-        ..config
-    };
     let mut members = Vec::new();
     for (file, bytes) in super::embedded::DEFAULT_MODELS {
-        let ev = OnnxEvaluator::from_bytes(bytes, uncached)
+        let (evaluator, claim) = embedded_member(bytes, config, cache.clone())
             .map_err(|e| format!("the embedded {file}: {e}"))?;
-        // Probed before the cache joins: the probe position is the same for every network, and
-        // a cached answer would spare the later ones their forward.
-        probe(&ev).map_err(|e| format!("the embedded {file}: {e}"))?;
-        let ev = ev.with_shared_cache(cache.clone());
-        let claim = ev.meta().claim();
-        members.push(Member {
-            evaluator: Arc::new(ev),
-            claim,
-        });
+        members.push(Member { evaluator, claim });
     }
     let set = ByClaim::new(members);
     let described = set.describe();
     Ok((Arc::new(set), described))
 }
 
+/// One embedded network, probed before the shared cache joins: the probe position is the same
+/// for every network, and a cached answer would spare the later ones their forward.
+fn embedded_member(
+    bytes: &[u8],
+    config: LoadConfig,
+    cache: Option<Arc<super::cache::EvalCache>>,
+) -> Result<(Arc<dyn Evaluator>, String), String> {
+    if !runs_natively(&config) {
+        #[cfg(feature = "onnx")]
+        {
+            let uncached = LoadConfig {
+                cache_entries: 0,
+                ..config
+            };
+            let ev = OnnxEvaluator::from_bytes(bytes, uncached).map_err(|e| e.to_string())?;
+            probe(&ev, ev.meta())?;
+            let claim = ev.meta().claim();
+            return Ok((Arc::new(ev.with_shared_cache(cache)), claim));
+        }
+    }
+    let net = NativeNet::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let ev = NativeEvaluator::native(net, config.sessions, config.batch, 0);
+    probe(&ev, ev.net().meta())?;
+    let claim = ev.net().meta().claim();
+    Ok((Arc::new(ev.with_shared_cache(cache)), claim))
+}
+
 /// One forward pass on a small opening inside the model's supported board range.
-#[cfg(feature = "onnx")]
-fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
-    let side = 15.clamp(ev.meta().min_board, ev.meta().max_board);
+fn probe<B: Backend + ?Sized>(ev: &NetEvaluator<B>, meta: &ModelMeta) -> Result<(), String> {
+    let side = 15.clamp(meta.min_board, meta.max_board);
     let mut board =
         Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
     let centre = Pos::new(side / 2, side / 2);
@@ -94,15 +154,6 @@ fn probe(ev: &OnnxEvaluator) -> Result<(), String> {
         Some(e) if e.value.is_finite() && e.policy.iter().all(|p| p.is_finite()) => Ok(()),
         _ => Err("probe forward gave no finite evaluation".into()),
     }
-}
-
-/// The loader of an engine built without ONNX Runtime: every model file is refused, saying why
-/// (the engine then plays on with what it has).
-#[cfg(not(feature = "onnx"))]
-pub fn no_runtime_loader() -> Loader {
-    Arc::new(|_: &Path| {
-        Err("this engine was built without ONNX Runtime (cargo feature `onnx`), so it cannot load models".into())
-    })
 }
 
 /// What is live now.

@@ -8,6 +8,7 @@ mod game_rules;
 mod mcts_bench;
 mod mcts_search;
 mod mcts_speed;
+mod native_inference;
 // The tests that run models need ONNX Runtime.
 #[cfg(feature = "onnx")]
 mod onnx_python;

@@ -479,8 +479,10 @@ fn embedded_defaults_play_their_rules_through_one_cache() {
     // Freestyle 20x20 goes to its own file (the previous default), not to default.onnx, which
     // claims 15x15 only: the set's value is that file's, exactly.
     let empty_20 = Board::new(20, 20, Rule::Freestyle).unwrap();
+    // The set runs them natively, so the file is run natively too, for the very same value.
     let file_value = |bytes: &[u8]| {
-        let file = OnnxEvaluator::from_bytes(bytes, OnnxEvaluatorConfig::default()).unwrap();
+        let net = engine::eval::native::NativeNet::from_bytes(bytes).unwrap();
+        let file = engine::eval::native::NativeEvaluator::native(net, 1, 16, 0);
         value_on(&file, &empty_20)
     };
     let models = engine::eval::embedded::DEFAULT_MODELS;

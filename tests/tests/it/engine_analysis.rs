@@ -247,7 +247,7 @@ fn analyse_round_trips_every_field() {
         // by the classical evaluator.
         if size == (15, 15) {
             assert!(
-                r.model.starts_with("onnx:cpu32") && !r.model.contains('+'),
+                r.model.starts_with("native:cpu32") && !r.model.contains('+'),
                 "{}",
                 r.model
             );

@@ -144,6 +144,6 @@ fn a_garbage_model_at_start_gives_way_to_the_embedded_network() {
     let reply: serde_json::Value =
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout} / {stderr}"));
     let model = reply["model"].as_str().unwrap_or_default();
-    assert!(model.starts_with("onnx:"), "{reply}");
+    assert!(model.starts_with("native:"), "{reply}");
     assert!(stderr.contains(&format!("refused {garbage}")), "{stderr}");
 }

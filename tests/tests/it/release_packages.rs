@@ -133,7 +133,8 @@ fn windows_zip_holds_the_engine_and_its_readme_under_one_version() {
 
     let readme = std::fs::read_to_string(pkg.join("README.txt")).unwrap();
     assert!(readme.contains(&format!("fivezero {version}")), "{readme}");
-    assert!(readme.lines().all(|l| l.is_empty() || l.ends_with('\r')));
+    // CRLF throughout (Notepad); `lines()` would hide the CR.
+    assert!(readme.split_inclusive('\n').all(|l| l.ends_with("\r\n")));
     for manager in ["Piskvork", "Yixin-Board", "GomocupJudge"] {
         assert!(
             readme.contains(manager),

@@ -30,6 +30,18 @@ fn env_path(key: &str) -> PathBuf {
     )
 }
 
+/// The package file named by `key`, which must be `fivezero-<version>-<platform_suffix>`: the
+/// version in its name is the workspace's, the one the engine reports.
+fn package_file(key: &str, platform_suffix: &str) -> PathBuf {
+    let path = env_path(key);
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        path.file_name().unwrap().to_str().unwrap(),
+        format!("fivezero-{version}-{platform_suffix}")
+    );
+    path
+}
+
 /// The zip's member names and sizes, read by the project's Python (zipfile).
 fn zip_members(zip: &Path) -> Vec<(String, u64)> {
     let py = Path::new(env!("CARGO_MANIFEST_DIR")).join("../third_party/py/bin/python");
@@ -103,12 +115,8 @@ fn said(b: &Brain, what: &str) -> bool {
 #[test]
 #[ignore = "the Windows package under Wine: scripts/test-packages.sh"]
 fn windows_zip_holds_the_engine_and_its_readme_under_one_version() {
-    let zip = env_path("FIVEZERO_WINDOWS_ZIP");
+    let zip = package_file("FIVEZERO_WINDOWS_ZIP", "windows-x64.zip");
     let version = env!("CARGO_PKG_VERSION");
-    assert_eq!(
-        zip.file_name().unwrap().to_str().unwrap(),
-        format!("fivezero-{version}-windows-x64.zip")
-    );
     let zip_size = std::fs::metadata(&zip).unwrap().len();
     let members = zip_members(&zip);
     let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
@@ -365,12 +373,8 @@ fn windows_info_max_memory_bounds_the_private_bytes() {
 #[test]
 #[ignore = "the Linux package: scripts/test-packages.sh"]
 fn linux_tarball_plays_its_network_from_its_own_folder() {
-    let tarball = env_path("FIVEZERO_LINUX_TARBALL");
+    package_file("FIVEZERO_LINUX_TARBALL", "linux-x64.tar.gz");
     let version = env!("CARGO_PKG_VERSION");
-    assert_eq!(
-        tarball.file_name().unwrap().to_str().unwrap(),
-        format!("fivezero-{version}-linux-x64.tar.gz")
-    );
     let pkg = env_path("FIVEZERO_LINUX_PACKAGE");
     let mut names: Vec<String> = std::fs::read_dir(&pkg)
         .unwrap()

@@ -454,7 +454,24 @@ impl Brain {
     }
 }
 
+/// On Windows, no error dialog may ever wait for a click: a manager runs the engine with its
+/// window hidden, so a dialog (a fault, a DLL that fails to load, an unreadable drive) would hang
+/// the game until the manager's timeout. Errors are reported on the protocol instead.
+#[cfg(windows)]
+fn no_error_dialogs() {
+    unsafe extern "system" {
+        // kernel32; takes and returns a bit set, no pointers.
+        safe fn SetErrorMode(mode: u32) -> u32;
+    }
+    const SEM_FAILCRITICALERRORS: u32 = 0x0001;
+    const SEM_NOGPFAULTERRORBOX: u32 = 0x0002;
+    const SEM_NOOPENFILEERRORBOX: u32 = 0x8000;
+    SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
+}
+
 fn main() {
+    #[cfg(windows)]
+    no_error_dialogs();
     let cli = Cli::parse();
     if let Some(Sub::Bench) = cli.command {
         engine::bench::run();

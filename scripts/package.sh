@@ -49,9 +49,6 @@ os.replace(out + ".tmp", out)
 EOF
 }
 
-# ONNX Runtime for Windows and the MSVC runtime DLLs it imports (scripts/fetch-windows.sh).
-ORT_FILES=(third_party/windows/onnxruntime/*)
-
 case $platform in
 windows)
     TRIPLE=x86_64-pc-windows-gnu
@@ -64,6 +61,8 @@ windows)
         /usr/bin/cargo build --release -q -Zbuild-std=std,panic_unwind --target $TRIPLE \
         --target-dir target/windows -p engine --bin pbrain-fivezero
     name=fivezero-$VERSION-windows-x64
+    # ONNX Runtime for Windows and the MSVC runtime DLLs it imports (scripts/fetch-windows.sh).
+    ORT_FILES=(third_party/windows/onnxruntime/*)
     # The engine alone: it runs its own networks without ONNX Runtime, whose DLLs (26 MB, 7 MB
     # zipped) would take the zip over Gomocup's 8 MB. They come apart, for other ONNX models.
     stage "$name" packaging/README-windows.txt "$EXE"

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group};
 use engine::bench::position;
+use engine::eval::network::LoadConfig;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
-use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::eval::{UniformEvaluator, features};
 use engine::game::{Board, Rule};
 use engine::mcts::{MctsConfig, Search, SearchLimits};
@@ -130,7 +131,7 @@ fn onnx_figures() {
     });
 
     let search = |threads: usize| {
-        let cfg = OnnxEvaluatorConfig {
+        let cfg = LoadConfig {
             sessions: threads,
             threads_intra: 1,
             device: Device::Cpu,

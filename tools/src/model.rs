@@ -367,7 +367,8 @@ fn ort_rate(
 }
 
 fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
-    use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+    use engine::eval::network::LoadConfig;
+    use engine::eval::onnx_evaluator::OnnxEvaluator;
     use engine::mcts::{MctsConfig, Search, SearchLimits};
     use std::sync::Arc;
     use std::time::Duration;
@@ -404,10 +405,10 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         let int8_rate = ort_rate(&mut q, &one, 8, size, ort_ms)?;
         let (top1, dv) = agreement(&mut model, &mut q, &held_out, size)?;
         // As the engine plays: its cache of recent positions included.
-        let config = OnnxEvaluatorConfig {
+        let config = LoadConfig {
             batch: 8,
             cache_entries: engine::brain::DEFAULT_EVAL_CACHE_ENTRIES,
-            ..OnnxEvaluatorConfig::default()
+            ..LoadConfig::default()
         };
         let eval = OnnxEvaluator::from_bytes(&bytes, config).map_err(|e| e.to_string())?;
         let mut search = Search::new(MctsConfig::default(), Arc::new(eval));

@@ -111,21 +111,26 @@ impl Default for LoadConfig {
 /// wrong path pointing at a huge file must not exhaust the engine's memory.
 pub const MAX_MODEL_BYTES: u64 = 512 << 20;
 
-/// Reads a model file, refusing one over `MAX_MODEL_BYTES`; the error names the file.
+/// Why a model file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model")]
+    TooLarge(u64),
+}
+
+/// Reads a model file, refusing one over `MAX_MODEL_BYTES` before reading it; each runtime names
+/// the file in its own error.
 ///
 /// # Errors
 /// The file cannot be read, or is too large.
-pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let file = path.display();
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{file}: {e}"))?
-        .len();
+pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>, ModelFileError> {
+    let len = std::fs::metadata(path)?.len();
     if len > MAX_MODEL_BYTES {
-        return Err(format!(
-            "{file}: {len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model"
-        ));
+        return Err(ModelFileError::TooLarge(len));
     }
-    std::fs::read(path).map_err(|e| format!("{file}: {e}"))
+    Ok(std::fs::read(path)?)
 }
 
 /// FNV-1a over a model file's bytes: a cheap, stable identity of a model for evaluation caches
@@ -501,6 +506,12 @@ mod tests {
             out.push(b);
         }
         out
+    }
+
+    #[test]
+    fn model_id_is_fnv1a() {
+        assert_eq!(model_id(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(model_id(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 
     #[test]

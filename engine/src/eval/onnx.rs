@@ -217,22 +217,19 @@ impl fmt::Debug for OnnxModel {
 }
 
 pub use super::network::MAX_MODEL_BYTES;
+use super::network::ModelFileError;
 
 /// Reads a model file (size-capped); returns its bytes and its display name for messages.
 pub(crate) fn read_model_file(path: &Path) -> Result<(Vec<u8>, String), OnnxError> {
     let file = path.display().to_string();
-    let read_err = |source| OnnxError::Read {
-        file: file.clone(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(read_err)?.len();
-    if len > MAX_MODEL_BYTES {
-        let message =
-            format!("{len} bytes, more than the {MAX_MODEL_BYTES}-byte limit for a model");
-        return Err(OnnxError::NotOnnx { file, message });
+    match super::network::read_model_file(path) {
+        Ok(bytes) => Ok((bytes, file)),
+        Err(ModelFileError::Io(source)) => Err(OnnxError::Read { file, source }),
+        Err(e @ ModelFileError::TooLarge(_)) => Err(OnnxError::NotOnnx {
+            file,
+            message: e.to_string(),
+        }),
     }
-    let bytes = std::fs::read(path).map_err(read_err)?;
-    Ok((bytes, file))
 }
 
 impl OnnxModel {
@@ -508,11 +505,5 @@ mod tests {
         fn send<T: Send>() {}
         send::<OnnxModel>();
         send::<OnnxError>();
-    }
-
-    #[test]
-    fn fnv_is_stable() {
-        assert_eq!(super::super::network::model_id(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(super::super::network::model_id(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

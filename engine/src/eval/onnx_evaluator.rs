@@ -8,12 +8,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::network::{Backend, BackendError, NetEvaluator, NetOutput};
+use super::network::{Backend, BackendError, LoadConfig, NetEvaluator, NetOutput};
 use super::onnx::{OnnxError, OnnxModel};
 use crate::net::ModelMeta;
-
-/// How to load a model into the pool (the native runtime reads the same settings).
-pub use super::network::LoadConfig as OnnxEvaluatorConfig;
 
 /// The evaluator the engine plays with when a model is loaded.
 pub type OnnxEvaluator = NetEvaluator<OnnxSessions>;
@@ -44,10 +41,7 @@ impl OnnxEvaluator {
     /// # Errors
     /// Whatever `OnnxModel::load` refuses (missing runtime, unreadable, not a fivezero model,
     /// wrong feature version, device unavailable).
-    pub fn load(
-        path: impl AsRef<Path>,
-        config: OnnxEvaluatorConfig,
-    ) -> Result<OnnxEvaluator, OnnxError> {
+    pub fn load(path: impl AsRef<Path>, config: LoadConfig) -> Result<OnnxEvaluator, OnnxError> {
         let (bytes, file) = super::onnx::read_model_file(path.as_ref())?;
         Ok(
             NetEvaluator::new(OnnxSessions::from_bytes_named(&bytes, file, config)?)
@@ -59,10 +53,7 @@ impl OnnxEvaluator {
     ///
     /// # Errors
     /// As `load`.
-    pub fn from_bytes(
-        bytes: &[u8],
-        config: OnnxEvaluatorConfig,
-    ) -> Result<OnnxEvaluator, OnnxError> {
+    pub fn from_bytes(bytes: &[u8], config: LoadConfig) -> Result<OnnxEvaluator, OnnxError> {
         Ok(NetEvaluator::new(OnnxSessions::from_bytes_named(
             bytes,
             "<memory>".into(),
@@ -84,7 +75,7 @@ impl OnnxSessions {
     fn from_bytes_named(
         bytes: &[u8],
         file: String,
-        config: OnnxEvaluatorConfig,
+        config: LoadConfig,
     ) -> Result<OnnxSessions, OnnxError> {
         let mut pool = Vec::new();
         for _ in 0..config.sessions.max(1) {

@@ -3,8 +3,9 @@
 //! it); the tests fail, not skip, without it, since ONNX inference is part of the engine.
 
 use engine::eval::Evaluator;
+use engine::eval::network::LoadConfig;
 use engine::eval::onnx::{Device, OnnxError, OnnxModel, OnnxRuntime};
-use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::game::{Board, Rule};
 use engine::net::{
     ModelMeta, NetConfig, NetWeights, Preset, onnx_bytes, reference_forward, write_model_file,
@@ -288,7 +289,7 @@ fn runtime_init_is_idempotent() {
 fn onnx_evaluator_runs_mixed_board_sizes_one_size_at_a_time() {
     runtime();
     let (_, bytes) = tiny(3);
-    let ev = OnnxEvaluator::from_bytes(&bytes, OnnxEvaluatorConfig::default()).unwrap();
+    let ev = OnnxEvaluator::from_bytes(&bytes, LoadConfig::default()).unwrap();
     let mut boards = Vec::new();
     for (w, h, rule) in [
         (15, 15, Rule::Freestyle),
@@ -430,9 +431,9 @@ fn int8_export_runs_close_to_the_fp32_reference() {
 #[test]
 fn embedded_defaults_play_their_rules_through_one_cache() {
     runtime();
-    let config = OnnxEvaluatorConfig {
+    let config = LoadConfig {
         cache_entries: 64,
-        ..OnnxEvaluatorConfig::default()
+        ..LoadConfig::default()
     };
     let (set, plays) =
         engine::eval::slot::load_embedded(config).expect("the embedded defaults load");

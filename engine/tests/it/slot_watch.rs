@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use engine::eval::network::LoadConfig;
 use engine::eval::onnx::OnnxRuntime;
-use engine::eval::onnx_evaluator::OnnxEvaluatorConfig;
 use engine::eval::slot::{Loader, ModelSlot, onnx_loader};
 use engine::eval::{Evaluation, Evaluator, UniformEvaluator};
 use engine::game::{Board, Rule};
@@ -53,7 +53,7 @@ fn write(path: &Path, bytes: &[u8], age_s: u64) {
 }
 
 fn loader() -> Loader {
-    onnx_loader(OnnxEvaluatorConfig {
+    onnx_loader(LoadConfig {
         sessions: 1,
         threads_intra: 1,
         ..Default::default()

@@ -422,4 +422,27 @@ fn linux_tarball_plays_its_network_from_its_own_folder() {
     );
     b.send("END");
     assert!(b.exits_within(QUICK));
+
+    // The engine's own networks need no library; the tarball's libonnxruntime.so, found next to
+    // the executable, is what runs other ONNX models: played here on it (FIVEZERO_INFERENCE=onnx).
+    let mut b = Brain::spawn_in(
+        Path::new("/usr/bin/env"),
+        &[
+            "-u",
+            "ORT_DYLIB_PATH",
+            "-u",
+            "LD_LIBRARY_PATH",
+            "FIVEZERO_INFERENCE=onnx",
+            exe.to_str().unwrap(),
+        ],
+        elsewhere.path(),
+    );
+    b.send("START 15");
+    assert_eq!(b.reply(QUICK), "OK");
+    b.send("INFO timeout_turn 300");
+    b.send("TURN 7,7");
+    assert!(parse_move(&b.reply(QUICK)).is_some(), "{:?}", b.messages);
+    assert!(said(&b, "onnx:cpu32"), "{:?}", b.messages);
+    b.send("END");
+    assert!(b.exits_within(QUICK));
 }

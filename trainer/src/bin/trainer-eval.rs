@@ -19,8 +19,9 @@ use clap::Parser;
 use engine::eval::Evaluator;
 use engine::eval::UniformEvaluator;
 use engine::eval::classical::ClassicalEvaluator;
+use engine::eval::network::LoadConfig;
 use engine::eval::onnx::Device;
-use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::game::Pos;
 use trainer::config::commands::EvalArgs;
 use trainer::config::{Settings, load_profile};
@@ -38,7 +39,7 @@ struct Cli {
 
 /// A network in the engine's ONNX Runtime evaluator, one session per game played at once.
 fn load_net(path: &Path, workers: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
-    let config = OnnxEvaluatorConfig {
+    let config = LoadConfig {
         sessions: workers,
         threads_intra: 1,
         device: Device::Cpu,

@@ -16,9 +16,10 @@ use std::sync::Mutex;
 
 use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::features;
+use engine::eval::network::LoadConfig;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput};
 use engine::eval::onnx::{Device as OrtDevice, OnnxRuntime};
-use engine::eval::onnx_evaluator::{OnnxEvaluator, OnnxEvaluatorConfig};
+use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::net::NetConfig;
 use engine::net::quant::{WeightBits, quantize_model_bytes};
 use tch::{Device, Kind, Tensor, nn};
@@ -30,7 +31,7 @@ use crate::network::model::{Net, to_vec};
 /// for int8 the calibration positions, made once per process.
 #[derive(Clone, Debug)]
 pub struct OnnxSelfplay {
-    config: OnnxEvaluatorConfig,
+    config: LoadConfig,
     int8: Option<Calibration>,
 }
 
@@ -125,7 +126,7 @@ pub fn onnx_selfplay(
         None
     };
     let sessions = s.parallel_workers.max(1);
-    let config = OnnxEvaluatorConfig {
+    let config = LoadConfig {
         sessions,
         threads_intra: (s.torch_threads() / sessions).max(1),
         device: OrtDevice::Cpu,

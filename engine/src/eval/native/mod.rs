@@ -74,7 +74,8 @@ impl NativeNet {
     /// # Errors
     /// As `from_bytes`, or the file cannot be read.
     pub fn load(path: &Path) -> Result<NativeNet, LoadError> {
-        let bytes = super::network::read_model_file(path).map_err(LoadError::Read)?;
+        let bytes = super::network::read_model_file(path)
+            .map_err(|e| LoadError::Read(format!("{}: {e}", path.display())))?;
         NativeNet::from_bytes(&bytes)
     }
 

@@ -4,6 +4,8 @@
 //!   Zobrist keys, random weights, root noise and, through the trainer, self-play.
 //! - `device` — where a network runs (`cpu`, `cuda:N`), with or without an inference runtime.
 //! - `game`  — positions, rules, line patterns, renju forbidden points, win check, zobrist.
+//! - `notation` — positions and games as text: algebraic (`h8i9`) and `x,y` points, the
+//!   tournament's PGN-like records and SGF, replayed on `game` with errors that name the stone.
 //! - `openings` — opening files (c-gomoku-cli offsets, absolute, algebraic), validated on `game`:
 //!   the tournament manager's and the trainer's evaluation matches read the same files.
 //! - `tss`   — threat-space search: VCF/VCT prover, defence search, proof verifier, suites.
@@ -47,6 +49,7 @@ pub mod eval;
 pub mod game;
 pub mod mcts;
 pub mod net;
+pub mod notation;
 pub mod openings;
 pub mod rng;
 pub mod time;

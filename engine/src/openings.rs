@@ -9,9 +9,11 @@
 //!
 //! Empty lines and lines starting with `#` are skipped. Every opening is replayed on the rules
 //! core before a tournament or match starts: off-board, duplicate or (renju) forbidden stones and
-//! openings that already contain a five are errors naming the line. Depends on `game`.
+//! openings that already contain a five are errors naming the line. The notations themselves are
+//! `notation`'s; depends on `game` and `notation`.
 
-use crate::game::{Board, Color, Pos, Rule};
+use crate::game::Rule;
+use crate::notation::{self, ReplayEnd};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpeningFormat {
@@ -51,12 +53,18 @@ pub fn parse_openings(
     for (no, line) in lines {
         let raw = match format {
             OpeningFormat::Offset => parse_offset(line, width, height),
-            OpeningFormat::Absolute => parse_absolute(line),
-            OpeningFormat::Algebraic | OpeningFormat::Auto => parse_algebraic(line, height),
+            OpeningFormat::Absolute => notation::parse_absolute(line),
+            OpeningFormat::Algebraic | OpeningFormat::Auto => {
+                notation::parse_algebraic(line, height)
+            }
         }
         .map_err(|e| format!("openings line {no} `{line}`: {e}"))?;
-        let stones = validate(&raw, width, height, rule)
-            .map_err(|e| format!("openings line {no} `{line}`: {e}"))?;
+        let stones = notation::replay(&raw, (width, height), rule, ReplayEnd::default())
+            .map_err(|e| format!("openings line {no} `{line}`: {e}"))?
+            .history()
+            .iter()
+            .map(|(p, _)| (p.x() as u32, p.y() as u32))
+            .collect();
         out.push(Opening {
             stones,
             text: line.to_string(),
@@ -99,87 +107,6 @@ fn parse_offset(line: &str, width: usize, height: usize) -> Result<Vec<(i64, i64
     Ok(nums.chunks(2).map(|p| (cx + p[0], cy + p[1])).collect())
 }
 
-fn parse_absolute(line: &str) -> Result<Vec<(i64, i64)>, String> {
-    line.split_whitespace()
-        .map(|tok| {
-            let (x, y) = tok
-                .split_once(',')
-                .ok_or_else(|| format!("`{tok}` is not x,y"))?;
-            let p = |s: &str| {
-                s.trim()
-                    .parse::<i64>()
-                    .map_err(|_| format!("`{tok}` is not x,y"))
-            };
-            Ok((p(x)?, p(y)?))
-        })
-        .collect()
-}
-
-fn parse_algebraic(line: &str, height: usize) -> Result<Vec<(i64, i64)>, String> {
-    line.split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|t| !t.is_empty())
-        .map(|tok| {
-            let lower = tok.to_ascii_lowercase();
-            let mut chars = lower.chars();
-            let col = chars.next().filter(|c| c.is_ascii_lowercase());
-            let row = chars.as_str().parse::<i64>().ok();
-            match (col, row) {
-                (Some(c), Some(r)) => Ok(((c as u8 - b'a') as i64, height as i64 - r)),
-                _ => Err(format!("`{tok}` is not a point like h8")),
-            }
-        })
-        .collect()
-}
-
-/// Replays the stones (black, white, black, ...) on the rules core.
-fn validate(
-    raw: &[(i64, i64)],
-    width: usize,
-    height: usize,
-    rule: Rule,
-) -> Result<Vec<(u32, u32)>, String> {
-    let mut board = Board::new(width, height, rule).map_err(|e| format!("board: {e}"))?;
-    let mut out = Vec::with_capacity(raw.len());
-    for (i, &(x, y)) in raw.iter().enumerate() {
-        if x < 0 || y < 0 || x >= width as i64 || y >= height as i64 {
-            return Err(format!(
-                "stone {} at {x},{y} is off the {width}x{height} board",
-                i + 1
-            ));
-        }
-        let pos = Pos::new(x as usize, y as usize);
-        if !board.is_empty(pos) {
-            return Err(format!(
-                "stone {} at {x},{y} is on an occupied point",
-                i + 1
-            ));
-        }
-        if board.side_to_move() == Color::Black && board.is_forbidden(pos) {
-            return Err(format!(
-                "stone {} at {x},{y} is a forbidden point for black",
-                i + 1
-            ));
-        }
-        board
-            .play(pos)
-            .map_err(|e| format!("stone {} at {x},{y}: {e}", i + 1))?;
-        if board.winner().is_some() {
-            return Err(format!("stone {} at {x},{y} completes a five", i + 1));
-        }
-        out.push((x as u32, y as u32));
-    }
-    Ok(out)
-}
-
-/// Writes a point as algebraic text for records (`h8`); falls back to `x,y` past 26 columns.
-pub fn algebraic(x: u32, y: u32, height: usize) -> String {
-    if x < 26 {
-        format!("{}{}", (b'a' + x as u8) as char, height as i64 - y as i64)
-    } else {
-        format!("{x},{y}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,8 +123,6 @@ mod tests {
         assert_eq!(off[0].stones, vec![(7, 7), (8, 8), (6, 8)]);
         assert_eq!(abs[0].stones, off[0].stones);
         assert_eq!(alg[0].stones, off[0].stones);
-        assert_eq!(algebraic(7, 7, 15), "h8");
-        assert_eq!(algebraic(0, 14, 15), "a1");
     }
 
     #[test]

@@ -205,6 +205,7 @@ impl Brain {
             let sent = Mutex::new((Pos::NONE, Vec::new()));
             ProgressHook {
                 every: REALTIME_EVERY,
+                candidates: 0,
                 report: Arc::new(move |r: &ProgressReport| {
                     let mut sent = sent.lock().unwrap_or_else(|e| e.into_inner());
                     for line in realtime_lines(r, &mut sent) {

@@ -183,29 +183,6 @@ pub fn reply(id: Option<serde_json::Value>, info: &MoveInfo, engine: &Engine) ->
     }
 }
 
-/// The stones of a position string (`h8i9j10`) on a board `height` rows high.
-fn parse_position(text: &str, height: usize) -> Result<Vec<[i64; 2]>, String> {
-    let mut stones = Vec::new();
-    let mut chars = text.chars().filter(|c| !c.is_whitespace()).peekable();
-    while let Some(c) = chars.next() {
-        let letter = c.to_ascii_lowercase();
-        if !letter.is_ascii_lowercase() {
-            return Err(format!("position: expected a column letter, got {c:?}"));
-        }
-        let mut number = String::new();
-        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-            number.push(*d);
-            chars.next();
-        }
-        let row: i64 = number
-            .parse()
-            .map_err(|_| format!("position: column {letter} needs a row number, got {number:?}"))?;
-        let x = (letter as u8 - b'a') as i64;
-        stones.push([x, height as i64 - row]);
-    }
-    Ok(stones)
-}
-
 /// Serves one request line on `engine`; `defaults` are the command line's settings.
 fn serve_line(engine: &mut Engine, line: &str, defaults: &Defaults) -> Response {
     let request: Request = match serde_json::from_str(line) {
@@ -276,7 +253,12 @@ fn analyse(engine: &mut Engine, r: &Request, defaults: &Defaults) -> Result<Move
     engine.start(width, height).map_err(|e| e.to_string())?;
     let mut stones = r.moves.clone();
     if let Some(text) = &r.position {
-        stones.extend(parse_position(text, height)?);
+        stones.extend(
+            crate::notation::parse_algebraic(text, height)
+                .map_err(|e| format!("position: {e}"))?
+                .into_iter()
+                .map(|(x, y)| [x, y]),
+        );
     }
     for (i, &[x, y]) in stones.iter().enumerate() {
         engine
@@ -330,17 +312,4 @@ pub fn serve(
         output.flush()?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn position_strings_count_rows_from_the_bottom() {
-        assert_eq!(parse_position("h8 i9", 15).unwrap(), vec![[7, 7], [8, 6]]);
-        assert_eq!(parse_position("A15o1", 15).unwrap(), vec![[0, 0], [14, 14]]);
-        assert!(parse_position("h", 15).is_err());
-        assert!(parse_position("8h", 15).is_err());
-    }
 }

@@ -129,6 +129,8 @@ pub struct ProgressReport {
     pub pv: Vec<Pos>,
     /// Root moves proven to lose.
     pub losing: Vec<Pos>,
+    /// The `ProgressHook::candidates` best root moves, ranked as `Search::candidates` ranks them.
+    pub candidates: Vec<RootCandidate>,
 }
 
 /// A progress callback and how often to call it. It runs on a search thread (outside the tree
@@ -136,6 +138,9 @@ pub struct ProgressReport {
 #[derive(Clone)]
 pub struct ProgressHook {
     pub every: Duration,
+    /// How many ranked root moves each report carries (0: none; a live analysis board wants a
+    /// few, a protocol line only the best).
+    pub candidates: usize,
     pub report: Arc<dyn Fn(&ProgressReport) + Send + Sync>,
 }
 
@@ -720,31 +725,7 @@ impl Search {
     /// `result().best` names first, then proven wins, then the others by visits (ties by prior,
     /// then board order), proven losses last. At most `n`.
     pub fn candidates(&self, n: usize) -> Vec<RootCandidate> {
-        let s = lock(&self.shared);
-        let tree = &s.tree;
-        let children = root_candidates(tree);
-        let chosen = choose(&children, self.config.final_choice);
-        let rank = |i: usize| {
-            let c = &children[i];
-            let class = match (Some(i) == chosen, c.proven) {
-                (true, _) => 0,
-                (false, Some(Proven::Win)) => 1,
-                (false, Some(Proven::Loss)) => 3,
-                _ => 2,
-            };
-            (class, std::cmp::Reverse(c.visits))
-        };
-        let mut order: Vec<usize> = (0..children.len()).collect();
-        // Edges are in (prior descending, board order) order, so a stable sort keeps those ties.
-        order.sort_by_key(|&i| rank(i));
-        order
-            .into_iter()
-            .take(n)
-            .map(|i| RootCandidate {
-                pv: principal_variation(tree, i, children[i].mv),
-                ..children[i].clone()
-            })
-            .collect()
+        ranked_candidates(&lock(&self.shared).tree, self.config.final_choice, n)
     }
 
     /// Samples a root move with probability proportional to visits^(1/temperature) (self-play);
@@ -799,7 +780,39 @@ fn progress_due(
             .filter(|c| c.proven == Some(Proven::Loss))
             .map(|c| c.mv)
             .collect(),
+        candidates: ranked_candidates(tree, config.final_choice, hook.candidates),
     })
+}
+
+/// The `n` best root moves with their lines: the final choice first, then proven wins, then
+/// the rest by visits, proven losses last.
+fn ranked_candidates(tree: &Tree, how: FinalChoice, n: usize) -> Vec<RootCandidate> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let children = root_candidates(tree);
+    let chosen = choose(&children, how);
+    let rank = |i: usize| {
+        let c = &children[i];
+        let class = match (Some(i) == chosen, c.proven) {
+            (true, _) => 0,
+            (false, Some(Proven::Win)) => 1,
+            (false, Some(Proven::Loss)) => 3,
+            _ => 2,
+        };
+        (class, std::cmp::Reverse(c.visits))
+    };
+    let mut order: Vec<usize> = (0..children.len()).collect();
+    // Edges are in (prior descending, board order) order, so a stable sort keeps those ties.
+    order.sort_by_key(|&i| rank(i));
+    order
+        .into_iter()
+        .take(n)
+        .map(|i| RootCandidate {
+            pv: principal_variation(tree, i, children[i].mv),
+            ..children[i].clone()
+        })
+        .collect()
 }
 
 /// Applies a pending root restriction once the root has its edges and nothing is in flight

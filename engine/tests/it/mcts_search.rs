@@ -569,6 +569,7 @@ fn progress_reports_are_rate_limited() {
         let sink = reports.clone();
         let hook = engine::mcts::ProgressHook {
             every,
+            candidates: 3,
             report: Arc::new(move |r: &engine::mcts::ProgressReport| {
                 sink.lock().unwrap().push(r.clone());
             }),
@@ -605,6 +606,10 @@ fn progress_reports_are_rate_limited() {
         last.playouts
     );
     assert!(board.is_legal(last.best) && last.pv[0] == last.best);
+    // The ranked moves a live board draws: as many as asked, the final choice first.
+    assert_eq!(last.candidates.len(), 3);
+    assert_eq!(last.candidates[0].mv, last.best);
+    assert!(last.candidates.iter().all(|c| c.pv.first() == Some(&c.mv)));
     assert_eq!(r.playouts, 1000);
     let (_, none) = count(Duration::from_secs(3600));
     assert!(none.is_empty());

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::game::{GameRecord, Outcome, SideStats};
-use engine::openings::algebraic;
+use engine::notation::algebraic;
 use stats::{SprtDecision, SprtParams, Wdl};
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,0 +1,262 @@
+//! The HTTP side: the page's three files (compiled in from `board/assets/`) and `/ws`, one
+//! WebSocket per tab, each served by a `session` thread.
+//!
+//! What it refuses: a request whose `Host` is not a name of the address served (a DNS-rebinding
+//! page cannot reach a loopback server), a WebSocket whose `Origin` is another site's, a message
+//! over `MAX_REQUEST_BYTES`, a board past `max_boards` (the tab is told why), and requests piling
+//! up faster than a board serves them.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+
+use axum::Router;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures_util::{SinkExt, StreamExt};
+
+use crate::messages::{MAX_REQUEST_BYTES, Reply, Request};
+use crate::session::{self, BoardConfig, Link};
+
+/// Requests a board may have waiting before more are refused.
+const MAX_PENDING_REQUESTS: usize = 32;
+/// Replies a board may have waiting for a slow tab (analysis reports past them are dropped).
+const MAX_PENDING_REPLIES: usize = 256;
+
+pub struct App {
+    pub board: BoardConfig,
+    pub max_boards: usize,
+    /// What plays, for the page's first message.
+    pub model: String,
+    /// The address served: a `Host` must name it (or, on loopback, `localhost`).
+    pub addr: SocketAddr,
+    open_boards: AtomicUsize,
+}
+
+impl App {
+    pub fn new(board: BoardConfig, max_boards: usize, model: String, addr: SocketAddr) -> App {
+        App {
+            board,
+            max_boards,
+            model,
+            addr,
+            open_boards: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether `host` (a `Host` header) names the address served. Bound to every interface, any
+    /// name does: the server was asked to be reachable from elsewhere.
+    fn serves_host(&self, host: &str) -> bool {
+        if self.addr.ip().is_unspecified() {
+            return true;
+        }
+        let port = self.addr.port();
+        let mut names = vec![self.addr.to_string()];
+        if self.addr.ip().is_loopback() {
+            names.extend([
+                format!("localhost:{port}"),
+                format!("127.0.0.1:{port}"),
+                format!("[::1]:{port}"),
+            ]);
+        }
+        names.iter().any(|n| n.eq_ignore_ascii_case(host))
+    }
+}
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route(
+            "/",
+            get(|| {
+                asset(
+                    "text/html; charset=utf-8",
+                    include_str!("../assets/index.html"),
+                )
+            }),
+        )
+        .route(
+            "/board.js",
+            get(|| {
+                asset(
+                    "text/javascript; charset=utf-8",
+                    include_str!("../assets/board.js"),
+                )
+            }),
+        )
+        .route(
+            "/board.css",
+            get(|| {
+                asset(
+                    "text/css; charset=utf-8",
+                    include_str!("../assets/board.css"),
+                )
+            }),
+        )
+        .route("/ws", get(websocket))
+        .layer(middleware::from_fn_with_state(app.clone(), check_host))
+        .with_state(app)
+}
+
+async fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn check_host(State(app): State<Arc<App>>, request: HttpRequest, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !app.serves_host(host) {
+        return (
+            StatusCode::FORBIDDEN,
+            format!("fivezero-board does not serve the host {host:?}\n"),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+async fn websocket(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    // Browsers always send Origin on a WebSocket; a page of another site must not drive the
+    // engine (a program that is no browser has no cookies or page to abuse).
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let own = ["http://", "https://"]
+            .iter()
+            .any(|scheme| origin.eq_ignore_ascii_case(&format!("{scheme}{host}")));
+        if !own {
+            return (
+                StatusCode::FORBIDDEN,
+                format!("WebSocket from another origin ({origin}) refused\n"),
+            )
+                .into_response();
+        }
+    }
+    ws.max_message_size(MAX_REQUEST_BYTES)
+        .max_frame_size(MAX_REQUEST_BYTES)
+        .on_upgrade(move |socket| serve_socket(socket, app))
+}
+
+/// Counts a board as open while it lives.
+struct OpenBoard(Arc<App>);
+
+impl Drop for OpenBoard {
+    fn drop(&mut self) {
+        self.0.open_boards.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn serve_socket(socket: WebSocket, app: Arc<App>) {
+    let (mut to_page, mut from_page) = socket.split();
+    let send = |r: &Reply| Message::Text(serde_json::to_string(r).unwrap_or_default().into());
+    if app.open_boards.fetch_add(1, Ordering::SeqCst) >= app.max_boards {
+        app.open_boards.fetch_sub(1, Ordering::SeqCst);
+        let text = format!(
+            "{} boards are open, the most this server serves (its --max-boards); close one and reload",
+            app.max_boards
+        );
+        let _ = to_page.send(send(&Reply::Error { text })).await;
+        let _ = to_page.close().await;
+        return;
+    }
+    let open = OpenBoard(app.clone());
+    let hello = Reply::Hello {
+        version: env!("CARGO_PKG_VERSION"),
+        model: app.model.clone(),
+        max_boards: app.max_boards,
+        searches: app.board.scheduler.slots(),
+    };
+    if to_page.send(send(&hello)).await.is_err() {
+        return;
+    }
+
+    let (requests_tx, requests) = mpsc::sync_channel::<Request>(MAX_PENDING_REQUESTS);
+    let (replies, mut replies_rx) = tokio::sync::mpsc::channel::<Reply>(MAX_PENDING_REPLIES);
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let link = Link {
+        requests,
+        replies: replies.clone(),
+        interrupt: interrupt.clone(),
+    };
+    let config = app.board.clone();
+    let thread = std::thread::Builder::new()
+        .name("board".into())
+        .spawn(move || session::run(config, link));
+    if let Err(e) = thread {
+        let text = format!("no thread for this board: {e}");
+        let _ = to_page.send(send(&Reply::Fault { text })).await;
+        return;
+    }
+
+    let writer = tokio::spawn(async move {
+        while let Some(reply) = replies_rx.recv().await {
+            if to_page.send(send(&reply)).await.is_err() {
+                break;
+            }
+        }
+        // The board's thread ended (all its senders are gone) while the tab is still open.
+        let text = "the board's engine stopped; reload the page for a new one".to_string();
+        let _ = to_page.send(send(&Reply::Fault { text })).await;
+        let _ = to_page.close().await;
+    });
+
+    while let Some(Ok(message)) = from_page.next().await {
+        let text = match message {
+            Message::Text(t) => t,
+            Message::Close(_) => break,
+            Message::Binary(_) => {
+                let _ = replies.try_send(Reply::Error {
+                    text: "messages are JSON text".into(),
+                });
+                continue;
+            }
+            Message::Ping(_) | Message::Pong(_) => continue,
+        };
+        match serde_json::from_str::<Request>(text.as_str()) {
+            Err(e) => {
+                let _ = replies.try_send(Reply::Error {
+                    text: format!("bad request: {e}"),
+                });
+            }
+            Ok(request) => match requests_tx.try_send(request) {
+                // Queued first, then the search stopped: the board finds the request when it
+                // looks after its search ends.
+                Ok(()) => interrupt.store(true, Ordering::SeqCst),
+                Err(mpsc::TrySendError::Full(_)) => {
+                    let _ = replies.try_send(Reply::Error {
+                        text: "too many requests at once; this one was dropped".into(),
+                    });
+                }
+                Err(mpsc::TrySendError::Disconnected(_)) => break,
+            },
+        }
+    }
+    // The tab is gone: its board's thread ends (its request channel closes), which frees the
+    // engine; a search in progress stops now.
+    drop(requests_tx);
+    interrupt.store(true, Ordering::SeqCst);
+    drop(replies);
+    writer.abort();
+    drop(open);
+}

@@ -1,5 +1,6 @@
 //! `fivezero-board`: starts the board's web server and prints its address.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -74,10 +75,19 @@ async fn main() -> anyhow::Result<()> {
     } else {
         format!("http://{addr}/")
     };
-    println!("fivezero-board {}: open {url}", env!("CARGO_PKG_VERSION"));
-    println!(
+    // Written, not printed: a closed stdout (a launcher that read the address and went) must
+    // not stop the server.
+    let mut out = std::io::stdout();
+    let _ = writeln!(
+        out,
+        "fivezero-board {}: open {url}",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        out,
         "  playing {model}; {searches} search(es) at once, {threads} thread(s) each; Ctrl-C stops it"
     );
+    let _ = out.flush();
     axum::serve(listener, router(Arc::new(app)))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -7,7 +7,7 @@ ENGINE := $(RELEASE_DIR)/pbrain-fivezero
 FUZZ_SECONDS ?= 60
 
 
-.PHONY: all build ship-runtime run test test-packages windows dist bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
+.PHONY: all build ship-runtime run board test test-packages test-board windows dist bench fuzz clean train-fast train train-production train-proof train-default train-default-finetune train-default-standard train-default-renju train-default-caro
 
 all: build
 
@@ -30,6 +30,13 @@ run: third_party/.runtime-ok
 	@$(MAKE) -s ship-runtime
 	@$(ENGINE)
 
+## board: the board in a browser (fivezero-board): plays and analyses with the embedded networks;
+## prints the address to open (http://127.0.0.1:8515/). Extra flags: make board ARGS="--model runs/mine/models"
+board: third_party/.runtime-ok
+	@$(CARGO) build --release -q -p board --bin fivezero-board
+	@$(MAKE) -s ship-runtime
+	@$(RELEASE_DIR)/fivezero-board $(ARGS)
+
 ## test: every unit, property and black-box test (the black-box ones drive the release binaries),
 ## and the engine built without ONNX Runtime (search code must not need the inference runtime)
 ## A test that cannot run here (tests/src/skip.rs) is listed at the end as skipped, not passed.
@@ -39,6 +46,7 @@ test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-
 	$(CARGO) test --release --workspace
 	$(CARGO) check -p engine --no-default-features --lib --bins
 	@SKIP_LOG=$(SKIP_LOG) ./scripts/test-packages.sh
+	@SKIP_LOG=$(SKIP_LOG) ./scripts/test-board.sh
 	@if [ -s $(SKIP_LOG) ]; then \
 	  echo "Skipped (not run here): $$(wc -l < $(SKIP_LOG))"; sed 's/^/  /' $(SKIP_LOG); \
 	else echo "Skipped (not run here): 0"; fi
@@ -49,6 +57,11 @@ test: build third_party/.runtime-ok third_party/.libtorch-ok third_party/.redis-
 ## with a note where Debian's packages cannot be installed)
 test-packages: build third_party/.runtime-ok
 	@./scripts/test-packages.sh
+
+## test-board: the board's browser tests: Debian's headless chromium (installed as root) drives a real
+## fivezero-board; screenshots in target/board-screenshots/ (scripts/test-board.sh)
+test-board: build
+	@./scripts/test-board.sh
 
 ## windows: dist/fivezero-<version>-windows-x64.zip, the engine for Piskvork, Yixin-Board and
 ## Gomocup, cross-built here (Debian's Rust and MinGW-w64: scripts/fetch-windows.sh installs them

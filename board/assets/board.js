@@ -96,6 +96,7 @@
   function onHello(m) {
     document.body.dataset.connected = 'true';
     $('model').textContent = m.model || '—';
+    $('model').title = 'what the server plays: ' + (m.model || '—');
     $('server-info').textContent = `server ${m.version || ''} · ${m.searches} search(es) at once · ` +
       `${m.max_boards} boards at most`;
     const previous = connectedOnce ? state : null;
@@ -113,8 +114,9 @@
 
   function onServerMessage(text) {
     addLog(text);
-    // The server says "model: …" when the network changes (a trainer's newer checkpoint).
-    if (text.startsWith('model:')) $('model').textContent = text.slice(6).trim();
+    // The engine says "model …" when its network changes (a trainer's newer checkpoint lands in
+    // the folder the server watches); the next state names the network of this game again.
+    if (/^model\b/.test(text)) $('model').textContent = text.replace(/^model:?\s*/, '');
   }
 
   function addLog(text) {
@@ -149,6 +151,7 @@
       syncGameForm(s);
     }
     analysingWanted = false;
+    $('model').textContent = s.model;
     syncSettingsForm(s);
     render();
   }
@@ -485,16 +488,17 @@
     return true;
   }
 
+  // A size as asked for (the server refuses one outside 5-22 with a message the page shows).
   function parseSize(text) {
     const m = /^(\d+)(?:x(\d+))?$/.exec(text || '');
-    const fallback = clampSize($('size').value);
+    const fallback = sizeOf($('size').value);
     if (!m) return [fallback, fallback];
-    return [clampSize(m[1]), clampSize(m[2] || m[1])];
+    return [sizeOf(m[1]), sizeOf(m[2] || m[1])];
   }
 
-  function clampSize(v) {
+  function sizeOf(v) {
     const n = parseInt(v, 10);
-    return Number.isFinite(n) ? Math.min(22, Math.max(5, n)) : 15;
+    return Number.isFinite(n) ? n : 15;
   }
 
   function restorePosition(s) {
@@ -551,8 +555,7 @@
   }
 
   function newGameFromForm() {
-    const size = clampSize($('size').value);
-    $('size').value = size;
+    const size = sizeOf($('size').value);
     $('fault').textContent = '';
     analysis = null;
     selectedName = null;
@@ -641,7 +644,6 @@
     for (const b of document.querySelectorAll('.size-quick')) {
       b.addEventListener('click', () => { $('size').value = b.dataset.size; });
     }
-    $('size').addEventListener('change', () => { $('size').value = clampSize($('size').value); });
     $('engine-side').addEventListener('change', () => send({ type: 'settings', engine: $('engine-side').value }));
     $('limit-kind').addEventListener('change', () => send({ type: 'settings', ...limitFields() }));
     $('limit-value').addEventListener('change', () => send({ type: 'settings', ...limitFields() }));

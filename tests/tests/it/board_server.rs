@@ -267,3 +267,31 @@ fn boards_and_messages_are_bounded_and_a_failed_engine_is_replaced() {
     page.send(json!({"type": "play", "x": 7, "y": 7}));
     page.wait_for("state", WAIT, |s| s["ply"] == 2);
 }
+
+#[test]
+fn a_watched_model_folder_brings_new_checkpoints_into_play() {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(models.join("default.onnx"), dir.path().join("a.onnx")).unwrap();
+    let server = BoardServer::start(&["--model", dir.path().to_str().unwrap()]);
+    let mut page = open(&server);
+    page.send(
+        json!({"type": "new_game", "rule": "freestyle", "width": 20, "height": 20,
+                     "engine": "none", "visits": 40}),
+    );
+    // The folder's model claims freestyle 15x15 only: a 20x20 game is the classical evaluator's.
+    let s = page.wait_for("state", WAIT, |s| s["width"] == 20);
+    assert!(s["model"].as_str().unwrap().contains("classical"), "{s}");
+    // A trainer writes a newer checkpoint, one that claims 20x20: it plays from then on.
+    std::thread::sleep(Duration::from_millis(1100));
+    let part = dir.path().join("b.onnx.part");
+    std::fs::copy(models.join("default-freestyle-20x20.onnx"), &part).unwrap();
+    std::fs::rename(&part, dir.path().join("b.onnx")).unwrap();
+    let m = page.wait_for("message", WAIT, |m| {
+        m["text"].as_str().unwrap().contains("b.onnx")
+    });
+    assert!(m["text"].as_str().unwrap().contains("loaded"), "{m}");
+    page.send(json!({"type": "play", "x": 10, "y": 10}));
+    let s = page.wait_for("state", WAIT, |s| s["ply"] == 1);
+    assert!(s["model"].as_str().unwrap().contains("native"), "{s}");
+}

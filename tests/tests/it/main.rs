@@ -3,6 +3,7 @@
 //! --workspace --bins` first). One module alone, with its printed lines:
 //! `cargo test --release -p fivezero-tests --test it -- swap2_games --nocapture`.
 
+mod board_browser;
 mod board_server;
 mod engine_analysis;
 mod engine_protocol;

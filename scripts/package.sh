@@ -3,7 +3,7 @@
 #   scripts/package.sh windows  ->  dist/fivezero-<version>-windows-x64.zip, and
 #                                   dist/fivezero-<version>-windows-x64-onnxruntime.zip (ONNX
 #                                   Runtime's DLLs, for ONNX models other than fivezero's own)
-#   scripts/package.sh linux    ->  dist/fivezero-<version>-linux-x64.tar.gz
+#   scripts/package.sh linux    ->  dist/fivezero-<version>-linux-x64.tar.gz (engine + board)
 # Each holds pbrain-fivezero (the Gomocup brain, its networks embedded), what it needs to play
 # them, and README.txt (packaging/README-<platform>.txt with the version filled in). The version
 # is the workspace's (root Cargo.toml, [workspace.package]), the one the binary reports.
@@ -76,10 +76,12 @@ windows)
     ;;
 linux)
     cargo build --release -q -p engine --bin pbrain-fivezero
+    cargo build --release -q -p board --bin fivezero-board
     name=fivezero-$VERSION-linux-x64
     lib=$(ls third_party/onnxruntime/libonnxruntime.so.*)
-    stage "$name" packaging/README-linux.txt target/release/pbrain-fivezero
-    strip "$DIST/$name/pbrain-fivezero"
+    # The engine, and the board in a browser for those without a Windows manager.
+    stage "$name" packaging/README-linux.txt target/release/pbrain-fivezero target/release/fivezero-board
+    strip "$DIST/$name/pbrain-fivezero" "$DIST/$name/fivezero-board"
     # Under the name the engine looks for next to itself (no symlink to lose on the way).
     cp "$lib" "$DIST/$name/libonnxruntime.so"
     out=$DIST/$name.tar.gz

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,12 @@ impl BoardServer {
     /// Starts the board with `args` (after `--listen 127.0.0.1:0`) and reads its address from
     /// the first line it prints.
     pub fn start(args: &[&str]) -> BoardServer {
-        let mut child = Command::new(bin("fivezero-board"))
+        BoardServer::start_exe(&bin("fivezero-board"), args)
+    }
+
+    /// The same with the executable at `exe` (a package's).
+    pub fn start_exe(exe: &Path, args: &[&str]) -> BoardServer {
+        let mut child = Command::new(exe)
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())

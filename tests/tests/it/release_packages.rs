@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use fivezero_tests::board::BoardServer;
 use fivezero_tests::pipe::{Brain, parse_move};
 use fivezero_tests::referee::{args, bin, tournament};
 
@@ -383,7 +384,12 @@ fn linux_tarball_plays_its_network_from_its_own_folder() {
     names.sort();
     assert_eq!(
         names,
-        ["README.txt", "libonnxruntime.so", "pbrain-fivezero"]
+        [
+            "README.txt",
+            "fivezero-board",
+            "libonnxruntime.so",
+            "pbrain-fivezero"
+        ]
     );
     let readme = std::fs::read_to_string(pkg.join("README.txt")).unwrap();
     assert!(readme.contains(&format!("fivezero {version}")), "{readme}");
@@ -396,6 +402,18 @@ fn linux_tarball_plays_its_network_from_its_own_folder() {
         String::from_utf8_lossy(&out.stdout).contains(version),
         "{out:?}"
     );
+    // The board from the package serves its page and plays on the embedded networks.
+    let board = BoardServer::start_exe(&pkg.join("fivezero-board"), &[]);
+    let mut page = board.connect();
+    let hello = page.wait_for("hello", QUICK, |_| true);
+    assert_eq!(hello["version"], version);
+    let state = page.wait_for("state", QUICK, |_| true);
+    assert!(
+        state["model"].as_str().unwrap().contains("native"),
+        "{state}"
+    );
+    drop(board);
+
     let mut b = Brain::spawn_in(
         Path::new("/usr/bin/env"),
         &[

@@ -606,7 +606,8 @@ impl Session {
         let info = self.search(link, 1);
         self.busy = None;
         match info {
-            Ok(info) => {
+            Ok((info, report)) => {
+                self.reply(Reply::Analysis(report));
                 if link.interrupt.load(Ordering::SeqCst) {
                     match link.requests.try_recv() {
                         Ok(Request::Stop) | Err(_) => {}
@@ -646,15 +647,26 @@ impl Session {
         let mut round_ms = FIRST_ROUND_MS;
         let outcome = loop {
             self.set_limits(Some(round_ms), None);
-            let info = self.search(link, self.nbest);
-            let interrupted = link.interrupt.load(Ordering::SeqCst);
-            match info {
-                Ok(info) if info.proven.is_some() => {
-                    self.analysis_done = true;
-                    break Ok(());
+            let searched = self.search(link, self.nbest);
+            // A request that stopped the round is served next; a stop without one was the
+            // scheduler's (another board's turn), and the analysis goes on after it.
+            if link.interrupt.load(Ordering::SeqCst)
+                && let Ok(r) = link.requests.try_recv()
+            {
+                self.pending = Some(r);
+            }
+            match searched {
+                Ok((info, mut report)) => {
+                    // The last report of this position's analysis: a proof, or a request.
+                    report.done = info.proven.is_some() || self.pending.is_some();
+                    self.analysis_done = info.proven.is_some();
+                    let done = report.done;
+                    self.reply(Reply::Analysis(report));
+                    if done || link.interrupt.load(Ordering::SeqCst) {
+                        break Ok(());
+                    }
+                    round_ms = (round_ms * 2).min(LAST_ROUND_MS);
                 }
-                Ok(_) if interrupted => break Ok(()),
-                Ok(_) => round_ms = (round_ms * 2).min(LAST_ROUND_MS),
                 Err(e) => break Err(e),
             }
         };
@@ -663,10 +675,6 @@ impl Session {
         if let Err(e) = outcome {
             self.analysis_done = true;
             self.error(format!("analysis: {e}"));
-        }
-        // A request ended the round: it is served next, with the analysis kept on.
-        if let Ok(r) = link.requests.try_recv() {
-            self.pending = Some(r);
         }
         if matches!(self.pending, Some(Request::Stop)) {
             self.pending = None;
@@ -684,9 +692,10 @@ impl Session {
         };
     }
 
-    /// Searches the position shown for its `n` best moves, streaming reports; the final one
-    /// (and black's win rate at this ply) from the search's result.
-    fn search(&mut self, link: &Link, n: usize) -> Result<MoveInfo, EngineError> {
+    /// Searches the position shown for its `n` best moves, streaming reports; returns the result
+    /// and its report (black's win rate at this ply recorded), for the caller to send as the
+    /// last one or not.
+    fn search(&mut self, link: &Link, n: usize) -> Result<(MoveInfo, Analysis), EngineError> {
         let ply = self.ply;
         let height = self.size.1;
         let black_to_move = self.color_to_move() == Color::Black;
@@ -711,8 +720,7 @@ impl Session {
         if let Some(best) = report.candidates.first() {
             self.winrates[ply] = Some(best.winrate);
         }
-        self.reply(Reply::Analysis(report));
-        Ok(info)
+        Ok((info, report))
     }
 }
 

@@ -146,7 +146,8 @@ pub enum Reply {
         max_boards: usize,
         searches: usize,
     },
-    State(State),
+    // Boxed: a state is the biggest message by far, and replies wait in a channel.
+    State(Box<State>),
     Analysis(Analysis),
     Queue {
         ahead: usize,

@@ -161,38 +161,55 @@ async fn websocket(
 /// Counts a board as open while it lives.
 struct OpenBoard(Arc<App>);
 
+impl OpenBoard {
+    /// A place for one more board, unless `max_boards` are open.
+    fn take(app: &Arc<App>) -> Option<OpenBoard> {
+        if app.open_boards.fetch_add(1, Ordering::SeqCst) >= app.max_boards {
+            app.open_boards.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(OpenBoard(app.clone()))
+    }
+}
+
 impl Drop for OpenBoard {
     fn drop(&mut self) {
         self.0.open_boards.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
+type ToPage = futures_util::stream::SplitSink<WebSocket, Message>;
+type FromPage = futures_util::stream::SplitStream<WebSocket>;
+
+fn json_message(r: &Reply) -> Message {
+    Message::Text(serde_json::to_string(r).unwrap_or_default().into())
+}
+
 async fn serve_socket(socket: WebSocket, app: Arc<App>) {
-    let (mut to_page, mut from_page) = socket.split();
-    let send = |r: &Reply| Message::Text(serde_json::to_string(r).unwrap_or_default().into());
-    if app.open_boards.fetch_add(1, Ordering::SeqCst) >= app.max_boards {
-        app.open_boards.fetch_sub(1, Ordering::SeqCst);
-        let text = format!(
+    let (mut to_page, from_page) = socket.split();
+    let Some(open) = OpenBoard::take(&app) else {
+        let why = format!(
             "{} boards are open, the most this server serves (its --max-boards); close one and reload",
             app.max_boards
         );
-        let _ = to_page.send(send(&Reply::Error { text })).await;
+        let _ = to_page
+            .send(json_message(&Reply::Error { text: why }))
+            .await;
         let _ = to_page.close().await;
         return;
-    }
-    let open = OpenBoard(app.clone());
+    };
     let hello = Reply::Hello {
         version: env!("CARGO_PKG_VERSION"),
         model: app.model.clone(),
         max_boards: app.max_boards,
         searches: app.board.scheduler.slots(),
     };
-    if to_page.send(send(&hello)).await.is_err() {
+    if to_page.send(json_message(&hello)).await.is_err() {
         return;
     }
 
     let (requests_tx, requests) = mpsc::sync_channel::<Request>(MAX_PENDING_REQUESTS);
-    let (replies, mut replies_rx) = tokio::sync::mpsc::channel::<Reply>(MAX_PENDING_REPLIES);
+    let (replies, replies_rx) = tokio::sync::mpsc::channel::<Reply>(MAX_PENDING_REPLIES);
     let interrupt = Arc::new(AtomicBool::new(false));
     let link = Link {
         requests,
@@ -204,54 +221,14 @@ async fn serve_socket(socket: WebSocket, app: Arc<App>) {
         .name("board".into())
         .spawn(move || session::run(config, link));
     if let Err(e) = thread {
-        let text = format!("no thread for this board: {e}");
-        let _ = to_page.send(send(&Reply::Fault { text })).await;
+        let why = format!("no thread for this board: {e}");
+        let _ = to_page
+            .send(json_message(&Reply::Fault { text: why }))
+            .await;
         return;
     }
-
-    let writer = tokio::spawn(async move {
-        while let Some(reply) = replies_rx.recv().await {
-            if to_page.send(send(&reply)).await.is_err() {
-                break;
-            }
-        }
-        // The board's thread ended (all its senders are gone) while the tab is still open.
-        let text = "the board's engine stopped; reload the page for a new one".to_string();
-        let _ = to_page.send(send(&Reply::Fault { text })).await;
-        let _ = to_page.close().await;
-    });
-
-    while let Some(Ok(message)) = from_page.next().await {
-        let text = match message {
-            Message::Text(t) => t,
-            Message::Close(_) => break,
-            Message::Binary(_) => {
-                let _ = replies.try_send(Reply::Error {
-                    text: "messages are JSON text".into(),
-                });
-                continue;
-            }
-            Message::Ping(_) | Message::Pong(_) => continue,
-        };
-        match serde_json::from_str::<Request>(text.as_str()) {
-            Err(e) => {
-                let _ = replies.try_send(Reply::Error {
-                    text: format!("bad request: {e}"),
-                });
-            }
-            Ok(request) => match requests_tx.try_send(request) {
-                // Queued first, then the search stopped: the board finds the request when it
-                // looks after its search ends.
-                Ok(()) => interrupt.store(true, Ordering::SeqCst),
-                Err(mpsc::TrySendError::Full(_)) => {
-                    let _ = replies.try_send(Reply::Error {
-                        text: "too many requests at once; this one was dropped".into(),
-                    });
-                }
-                Err(mpsc::TrySendError::Disconnected(_)) => break,
-            },
-        }
-    }
+    let writer = tokio::spawn(write_replies(replies_rx, to_page));
+    read_requests(from_page, &requests_tx, &replies, &interrupt).await;
     // The tab is gone: its board's thread ends (its request channel closes), which frees the
     // engine; a search in progress stops now.
     drop(requests_tx);
@@ -259,4 +236,53 @@ async fn serve_socket(socket: WebSocket, app: Arc<App>) {
     drop(replies);
     writer.abort();
     drop(open);
+}
+
+/// Sends the board's replies to the page until the board's thread ends.
+async fn write_replies(mut replies: tokio::sync::mpsc::Receiver<Reply>, mut to_page: ToPage) {
+    while let Some(reply) = replies.recv().await {
+        if to_page.send(json_message(&reply)).await.is_err() {
+            return;
+        }
+    }
+    // The board's thread ended (all its senders are gone) while the tab is still open.
+    let why = "the board's engine stopped; reload the page for a new one".to_string();
+    let _ = to_page
+        .send(json_message(&Reply::Fault { text: why }))
+        .await;
+    let _ = to_page.close().await;
+}
+
+/// Passes the page's requests to its board until the page closes: each one queued, then the
+/// board's search stopped (the board finds the request when it looks after the search ends).
+async fn read_requests(
+    mut from_page: FromPage,
+    requests: &mpsc::SyncSender<Request>,
+    replies: &tokio::sync::mpsc::Sender<Reply>,
+    interrupt: &AtomicBool,
+) {
+    let refuse = |why: String| {
+        let _ = replies.try_send(Reply::Error { text: why });
+    };
+    while let Some(Ok(message)) = from_page.next().await {
+        let body = match message {
+            Message::Text(t) => t,
+            Message::Close(_) => return,
+            Message::Binary(_) => {
+                refuse("messages are JSON text".into());
+                continue;
+            }
+            Message::Ping(_) | Message::Pong(_) => continue,
+        };
+        match serde_json::from_str::<Request>(body.as_str()) {
+            Err(e) => refuse(format!("bad request: {e}")),
+            Ok(request) => match requests.try_send(request) {
+                Ok(()) => interrupt.store(true, Ordering::SeqCst),
+                Err(mpsc::TrySendError::Full(_)) => {
+                    refuse("too many requests at once; this one was dropped".into())
+                }
+                Err(mpsc::TrySendError::Disconnected(_)) => return,
+            },
+        }
+    }
 }

@@ -358,7 +358,7 @@ impl Session {
     }
 
     fn color_to_move(&self) -> Color {
-        if self.ply % 2 == 0 {
+        if self.ply.is_multiple_of(2) {
             Color::Black
         } else {
             Color::White
@@ -468,7 +468,7 @@ impl Session {
     }
 
     fn send_state(&self) {
-        self.reply(Reply::State(self.state()));
+        self.reply(Reply::State(Box::new(self.state())));
     }
 
     // --- positions and files ----------------------------------------------------------------

@@ -197,7 +197,7 @@ pub fn bad_model(n: u64) -> (&'static str, Vec<u8>) {
 /// The `i`-th checkpoint of a reload run: every fifth one bad, the others valid tiny models whose
 /// step is `i` (the engine's `loaded` message names it).
 pub fn checkpoint(i: u64) -> (&'static str, Vec<u8>) {
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         bad_model(i / 5)
     } else {
         ("valid", random_model(Preset::Tiny, i, i))

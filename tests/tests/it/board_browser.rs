@@ -56,7 +56,7 @@ async fn new_game(b: &Browser, rule: &str, engine: &str) {
     b.select("#engine-side", engine).await;
     b.click("#new-game").await;
     b.wait_count("#board circle.stone", WAIT, |n| n == 0).await;
-    b.wait(&format!("#board[data-ply=\"0\"]"), WAIT).await;
+    b.wait("#board[data-ply=\"0\"]", WAIT).await;
 }
 
 async fn load(b: &Browser, position: &str, ply: usize) {

@@ -125,7 +125,7 @@ impl QConv {
     pub fn pack(weight: &[i8], cout: usize, cin: usize, k: usize, cin_p: usize) -> QConv {
         let taps = k * k;
         assert!(
-            cin_p >= cin && cin_p % 4 == 0,
+            cin_p >= cin && cin_p.is_multiple_of(4),
             "bad input stride {cin_p} for {cin}"
         );
         let cout_p = cout.div_ceil(OUT_BLOCK) * OUT_BLOCK;

@@ -37,15 +37,7 @@ if [[ -f $STAMP && "$(cat "$STAMP")" == "$WANT" ]] && have_packages \
 fi
 
 if ! have_packages; then
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        echo "fetch-windows: installing ${PACKAGES[*]} (Debian, running as root)" >&2
-        apt-get update -q >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-            "${PACKAGES[@]}" >&2
-    else
-        echo "fetch-windows: needs the Debian packages ${PACKAGES[*]} (apt-get install as root)" >&2
-        exit 3
-    fi
+    scripts/apt-install.sh fetch-windows "${PACKAGES[@]}"
 fi
 
 mkdir -p "$DIR/onnxruntime" "$DIR/shim" "$DIR/wheels"

@@ -11,15 +11,13 @@ SKIP_LOG=${SKIP_LOG:-target/test-skips.log}
 PACKAGES=(chromium chromium-driver fonts-liberation)
 
 if ! command -v chromedriver >/dev/null; then
-    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        echo "test-board: installing ${PACKAGES[*]} (Debian, running as root)" >&2
-        apt-get update -q >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-            "${PACKAGES[@]}" >&2
-    else
+    rc=0
+    scripts/apt-install.sh test-board "${PACKAGES[@]}" || rc=$?
+    if ((rc == 3)); then
         echo "board_browser: needs Debian's ${PACKAGES[*]} (installed by scripts/test-board.sh when run as root)" >> "$SKIP_LOG"
         exit 0
     fi
+    ((rc == 0)) || exit $rc
 fi
 
 rm -rf target/board-screenshots

@@ -790,36 +790,37 @@ fn candidate(c: &RootCandidate, height: usize, black_to_move: bool) -> Candidate
     }
 }
 
-fn progress(r: &ProgressReport, ply: usize, height: usize, black: bool) -> Analysis {
-    let candidates: Vec<Candidate> = r
-        .candidates
-        .iter()
-        .map(|c| candidate(c, height, black))
-        .collect();
+/// A report of the `ranked` root moves after `elapsed` (speed and proof from the caller).
+fn analysis(
+    ranked: &[RootCandidate],
+    (ply, height, black): (usize, usize, bool),
+    elapsed: Duration,
+) -> Analysis {
+    let candidates: Vec<Candidate> = ranked.iter().map(|c| candidate(c, height, black)).collect();
     Analysis {
         ply,
         done: false,
-        elapsed_ms: r.elapsed.as_millis() as u64,
+        elapsed_ms: elapsed.as_millis() as u64,
         visits: candidates.iter().map(|c| c.visits as u64).sum(),
-        speed: r.playouts as f64 / r.elapsed.as_secs_f64().max(1e-3),
-        proven: proven_name(r.candidates.first().and_then(|c| c.proven)),
+        speed: 0.0,
+        proven: proven_name(ranked.first().and_then(|c| c.proven)),
         candidates,
     }
 }
 
-fn finished(info: &MoveInfo, ply: usize, height: usize, black: bool) -> Analysis {
-    let candidates: Vec<Candidate> = info
-        .candidates
-        .iter()
-        .map(|c| candidate(c, height, black))
-        .collect();
+fn progress(r: &ProgressReport, ply: usize, height: usize, black: bool) -> Analysis {
     Analysis {
-        ply,
+        speed: r.playouts as f64 / r.elapsed.as_secs_f64().max(1e-3),
+        ..analysis(&r.candidates, (ply, height, black), r.elapsed)
+    }
+}
+
+fn finished(info: &MoveInfo, ply: usize, height: usize, black: bool) -> Analysis {
+    Analysis {
         done: true,
-        elapsed_ms: info.elapsed.as_millis() as u64,
         visits: info.nodes,
         speed: info.speed(),
         proven: proven_name(info.proven),
-        candidates,
+        ..analysis(&info.candidates, (ply, height, black), info.elapsed)
     }
 }

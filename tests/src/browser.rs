@@ -90,21 +90,38 @@ impl Browser {
         self.all(css).await.len()
     }
 
-    /// The first element matching `css`, waiting up to `timeout` for it.
-    pub async fn wait(&self, css: &str, timeout: Duration) -> Element {
+    /// Polls `probe` until it gives a value; past `timeout`, fails with its last complaint and
+    /// the page's state.
+    async fn poll<T>(
+        &self,
+        timeout: Duration,
+        mut probe: impl AsyncFnMut(&Self) -> Result<T, String>,
+    ) -> T {
         let end = Instant::now() + timeout;
         loop {
-            if let Some(e) = self.all(css).await.into_iter().next() {
-                return e;
+            match probe(self).await {
+                Ok(v) => return v,
+                Err(why) if Instant::now() > end => {
+                    panic!(
+                        "{why} after {timeout:?}; page state: {}",
+                        self.debug().await
+                    )
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
-            if Instant::now() > end {
-                panic!(
-                    "{css} did not appear within {timeout:?}; page state: {}",
-                    self.debug().await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The first element matching `css`, waiting up to `timeout` for it.
+    pub async fn wait(&self, css: &str, timeout: Duration) -> Element {
+        self.poll(timeout, async |b| {
+            b.all(css)
+                .await
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("no {css}"))
+        })
+        .await
     }
 
     /// Waits until `count(css)` satisfies `ok`; returns the count.
@@ -114,28 +131,15 @@ impl Browser {
         timeout: Duration,
         ok: impl Fn(usize) -> bool,
     ) -> usize {
-        let end = Instant::now() + timeout;
-        loop {
-            let n = self.count(css).await;
+        self.poll(timeout, async |b| {
+            let n = b.count(css).await;
             if ok(n) {
-                return n;
+                Ok(n)
+            } else {
+                Err(format!("{css}: {n} elements"))
             }
-            if Instant::now() > end {
-                panic!(
-                    "{css}: {n} elements after {timeout:?}; page state: {}",
-                    self.debug().await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// The text of `#id` (empty when it has none).
-    pub async fn text(&self, css: &str) -> String {
-        match self.client.find(Locator::Css(css)).await {
-            Ok(e) => e.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        }
+        })
+        .await
     }
 
     /// Waits until the text of `css` satisfies `ok`; returns it.
@@ -145,19 +149,22 @@ impl Browser {
         timeout: Duration,
         ok: impl Fn(&str) -> bool,
     ) -> String {
-        let end = Instant::now() + timeout;
-        loop {
-            let t = self.text(css).await;
+        self.poll(timeout, async |b| {
+            let t = b.text(css).await;
             if ok(&t) {
-                return t;
+                Ok(t)
+            } else {
+                Err(format!("{css} reads {t:?}"))
             }
-            if Instant::now() > end {
-                panic!(
-                    "{css} reads {t:?} after {timeout:?}; page state: {}",
-                    self.debug().await
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        })
+        .await
+    }
+
+    /// The text of `#id` (empty when it has none).
+    pub async fn text(&self, css: &str) -> String {
+        match self.client.find(Locator::Css(css)).await {
+            Ok(e) => e.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
         }
     }
 

@@ -191,7 +191,7 @@ impl Session {
                 time_ms,
                 visits,
             } => self.new_game(&rule, (width, height), engine, (time_ms, visits)),
-            Request::Play { x, y } => self.play(x, y),
+            Request::Play { x, y } => self.person_plays(x, y),
             Request::Undo => self.step_back(),
             Request::Redo => self.step_forward(),
             Request::Goto { ply } => self.goto(ply),
@@ -220,13 +220,13 @@ impl Session {
             Request::InjectFault => Err("unknown request".into()),
         };
         match served {
-            Ok(()) => {
-                self.send_state();
-                if self.engine_to_move() && !self.analysing {
-                    self.engine_move(link, false);
-                }
-            }
+            Ok(()) => self.send_state(),
             Err(e) => self.error(e),
+        }
+        // The engine's turn: after a move, a new game, a step through the line, or a refused
+        // request that cut its thinking short (it thinks again).
+        if self.engine_to_move() && !self.analysing {
+            self.engine_move(link, false);
         }
     }
 
@@ -303,6 +303,15 @@ impl Session {
         Ok(())
     }
 
+    /// A click on the board: refused while the engine is to move in a game where it plays.
+    fn person_plays(&mut self, x: i64, y: i64) -> Result<(), String> {
+        if self.engine_to_move() && !self.analysing {
+            return Err("it is fivezero's move (Stop makes it play now)".into());
+        }
+        self.play(x, y)
+    }
+
+    /// Plays (x, y) for the side to move, cutting the line there.
     fn play(&mut self, x: i64, y: i64) -> Result<(), String> {
         if let Some(r) = self.result() {
             return Err(format!("the game is over ({})", r.reason));
@@ -456,7 +465,8 @@ impl Session {
             time_ms: self.time_ms,
             visits: self.visits,
             nbest: self.nbest,
-            busy: match (self.busy, self.analysing) {
+            // An analysis that has proven its position waits, searching nothing, for the next.
+            busy: match (self.busy, self.analysing && !self.analysis_done) {
                 (Some(Busy::Thinking), _) => Some("thinking"),
                 (Some(Busy::Analysing), _) | (None, true) => Some("analysing"),
                 (None, false) => None,

@@ -168,12 +168,19 @@ impl Browser {
         }
     }
 
+    /// Clicks the first element matching `css`, again when the page redrew it in between (a
+    /// live analysis redraws its table four times a second).
     pub async fn click(&self, css: &str) {
-        self.wait(css, Duration::from_secs(10))
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("click {css}: {e}"));
+        self.poll(Duration::from_secs(10), async |b| {
+            let e = b
+                .all(css)
+                .await
+                .into_iter()
+                .next()
+                .ok_or_else(|| format!("no {css}"))?;
+            e.click().await.map_err(|e| format!("click {css}: {e}"))
+        })
+        .await
     }
 
     /// Clicks the board's point (x, y).

@@ -190,14 +190,17 @@ fn an_analysis_draws_ranked_moves_with_win_rates() {
             let percent: f64 = rate.trim_end_matches('%').trim().parse().unwrap_or(-1.0);
             assert!((0.0..=100.0).contains(&percent), "{rate}");
             // Hovering a candidate shows its line as numbered stones.
-            let first = b.wait("#candidates tr.cand", WAIT).await;
-            first.click().await.expect("a candidate selected");
+            b.click("#candidates tr.cand").await;
             b.wait("#board .pv", WAIT).await;
             tokio::time::sleep(Duration::from_secs(2)).await;
             b.screenshot("analysis").await;
             b.click("#analyse").await;
             b.wait("body[data-busy=\"\"]", WAIT).await;
             assert_eq!(b.text("#analyse").await, "Analyse");
+            // A proven win is marked on its move.
+            load(b, "h8a1i8a2j8a3g8a5", 8).await;
+            b.click("#analyse").await;
+            b.wait("#board .candidate.proven-win", WAIT).await;
         },
     );
 }

@@ -204,6 +204,18 @@ fn analysis_streams_ranked_moves_until_stopped() {
     }
     page.send(json!({"type": "stop"}));
     page.wait_for("state", WAIT, |s| s["busy"].is_null());
+
+    // A proven win ends the analysis by itself, marked on the move and the position.
+    page.send(json!({"type": "load", "text": "h8a1i8a2j8a3g8a5"}));
+    page.wait_for("state", WAIT, |s| s["ply"] == 8);
+    page.send(json!({"type": "analyse", "nbest": 3}));
+    let proof = page.wait_for("analysis", WAIT, |a| a["final"] == true);
+    assert_eq!(proof["proven"], "win", "{proof}");
+    assert_eq!(proof["candidates"][0]["proven"], "win", "{proof}");
+    assert!([json!([10, 7]), json!([5, 7])].contains(&proof["candidates"][0]["move"]));
+    page.wait_for("state", WAIT, |s| {
+        s["busy"].is_null() && s["winrates"][8] == 1.0
+    });
 }
 
 #[test]
@@ -294,4 +306,22 @@ fn a_watched_model_folder_brings_new_checkpoints_into_play() {
     page.send(json!({"type": "play", "x": 10, "y": 10}));
     let s = page.wait_for("state", WAIT, |s| s["ply"] == 1);
     assert!(s["model"].as_str().unwrap().contains("native"), "{s}");
+}
+
+#[test]
+fn a_click_while_the_engine_thinks_is_refused_and_its_move_still_comes() {
+    let server = BoardServer::start(&["--model", "none"]);
+    let mut page = open(&server);
+    page.send(
+        json!({"type": "new_game", "rule": "freestyle", "width": 15, "height": 15,
+                     "engine": "white", "time_ms": 1500}),
+    );
+    page.wait_for("state", WAIT, |s| s["ply"] == 0 && s["time_ms"] == 1500);
+    page.send(json!({"type": "play", "x": 7, "y": 7}));
+    page.wait_for("state", WAIT, |s| s["busy"] == "thinking");
+    page.send(json!({"type": "play", "x": 0, "y": 0}));
+    assert!(error(&mut page).contains("fivezero's move"));
+    let answered = page.wait_for("state", WAIT, |s| s["ply"] == 2 && s["busy"].is_null());
+    assert_eq!(answered["line"][0], json!([7, 7]));
+    assert_ne!(answered["line"][1], json!([0, 0]));
 }

@@ -186,9 +186,12 @@ fn an_analysis_draws_ranked_moves_with_win_rates() {
             b.click("#analyse").await;
             b.wait_count("#candidates tr.cand", WAIT, |n| n >= 2).await;
             b.wait_count("#board .candidate", WAIT, |n| n >= 2).await;
-            let rate = b.text("#candidates tr.cand td.winrate").await;
-            let percent: f64 = rate.trim_end_matches('%').trim().parse().unwrap_or(-1.0);
-            assert!((0.0..=100.0).contains(&percent), "{rate}");
+            // A win rate in percent (read until a redraw between two reads no longer hides it).
+            let percent = |t: &str| t.trim_end_matches('%').trim().parse::<f64>().ok();
+            b.wait_text("#candidates tr.cand td.winrate", WAIT, |t| {
+                percent(t).is_some_and(|p| (0.0..=100.0).contains(&p))
+            })
+            .await;
             // Hovering a candidate shows its line as numbered stones.
             b.click("#candidates tr.cand").await;
             b.wait("#board .pv", WAIT).await;

@@ -10,7 +10,9 @@
 //!   transposition table cleared per position, so a label can be re-checked) and writes the
 //!   positions it settles as a tactics suite (`engine::tss::suite`): `expect win-vct` where Rapfi
 //!   reports a mate for the side to move (`+Mn`), `expect lost` where it reports being mated
-//!   (`-Mn`). Anything else is "none found" and is only counted. Each position carries a
+//!   (`-Mn`), `expect must-defend` where neither but the opponent mates if the side to move
+//!   passes (a threat; Rapfi's own move held it within the budget, which is its evidence that a
+//!   defence exists). Anything else is "none found" and is only counted. Each position carries a
 //!   `# judge` comment with Rapfi's evaluation, move, depth, and the nodes and time at which the
 //!   mate was first reported;
 //! - `compare`: runs `engine::tss::analyse` (through the `tactics` runner's judging) on such a
@@ -79,7 +81,8 @@ pub struct LabelArgs {
     /// Nodes per position (INFO max_node); the time is unlimited, so the label is reproducible.
     #[arg(long, default_value_t = 1_000_000)]
     pub nodes: u64,
-    /// Shortest mate (plies) worth a suite entry: a five to make now (+M1) tests nothing.
+    /// Shortest mate (plies) worth a suite entry: a five to make now (+M1) tests nothing. A loss
+    /// (-Mn) is kept when the opponent's mate after the best defence (n - 1) is this long.
     #[arg(long, default_value_t = 3)]
     pub min_mate: u32,
     /// Wall-clock limit per position, seconds; past it the labelling fails (a hung judge).
@@ -347,6 +350,10 @@ impl InfoBlocks {
     }
 }
 
+/// The error of a Rapfi that died on a position (it segfaults on some renju positions it finds
+/// decided at the root): that position is counted as `judge-crashed` and Rapfi restarted.
+const EXITED: &str = "Rapfi exited";
+
 /// A running Rapfi.
 pub struct Rapfi {
     proc: EngineProcess,
@@ -407,15 +414,16 @@ impl Rapfi {
                     return Err(format!("Rapfi: {l}"));
                 }
                 Recv::Line(..) => {}
-                Recv::Eof => return Err("Rapfi exited".into()),
+                Recv::Eof => return Err(EXITED.into()),
                 Recv::Timeout => return Err(format!("Rapfi silent for {:?}", self.timeout)),
             }
         }
     }
 
-    /// Searches `board` (side to move: whoever follows the last stone) with `nodes` nodes, one
-    /// thread, no time limit and an empty transposition table.
-    pub fn judge(&mut self, board: &Board, nodes: u64) -> Result<Verdict, String> {
+    /// Searches `board` (side to move: whoever follows the last stone; with `pass`, the
+    /// opponent, as if the side to move passed) with `nodes` nodes, one thread, no time limit and
+    /// an empty transposition table.
+    pub fn judge(&mut self, board: &Board, nodes: u64, pass: bool) -> Result<Verdict, String> {
         if board.width() != board.height() {
             return Err("Rapfi plays square boards only".into());
         }
@@ -442,6 +450,10 @@ impl Rapfi {
             let who = if *c == me { 1 } else { 2 };
             writeln!(cmd, "{},{},{who}", p.x(), p.y()).expect("writing to a String");
         }
+        if pass {
+            // Rapfi's pass point, played by the side to move (its own stone flag).
+            cmd.push_str("-1,-1,1\n");
+        }
         cmd.push_str("DONE");
         self.proc.send(&cmd)?;
         let deadline = Instant::now() + self.timeout;
@@ -461,7 +473,7 @@ impl Rapfi {
                             .ok_or_else(|| format!("Rapfi moved {l} without an INFO EVAL block"));
                     }
                 }
-                Recv::Eof => return Err("Rapfi exited".into()),
+                Recv::Eof => return Err(EXITED.into()),
                 Recv::Timeout => return Err(format!("Rapfi took over {:?}", self.timeout)),
             }
         }
@@ -492,7 +504,11 @@ fn label(a: LabelArgs) -> Result<(), String> {
          # judge: {}\n{}\
          # node budget {} per position, thread_num 1, no time limit, hash cleared per position\n\
          # positions: {}; mates of at least {} plies kept\n\
-         # win-vct: Rapfi reports +Mn for the side to move; lost: it reports -Mn.\n\
+         # win-vct: Rapfi reports +Mn for the side to move; lost: it reports -Mn (mated).\n\
+         # must-defend: no mate either way, but +Mn for the opponent if the side to move passed\n\
+         # (the judge's own move held within the budget; `threat` is the opponent's mate).\n\
+         # short: a mate shorter than that, none: no mate within the budget, judge-crashed:\n\
+         # Rapfi died on the position (none of these is kept).\n\
          # `# judge` lines: eval, move (x,y), depth, nodes/time of the search and when the mate\n\
          # was first reported (its proof).\n",
         rapfi.about,
@@ -504,23 +520,46 @@ fn label(a: LabelArgs) -> Result<(), String> {
     let mut counts: HashMap<(Rule, &'static str), usize> = HashMap::new();
     let started = Instant::now();
     for (i, p) in positions.iter().enumerate() {
-        let v = rapfi
-            .judge(&p.board, a.nodes)
-            .map_err(|e| format!("{} line {}: {e}", a.positions.display(), p.line))?;
-        let kind = match v.eval {
-            Eval::Win(n) if n >= a.min_mate => "win-vct",
-            Eval::Loss(n) if n >= a.min_mate.saturating_sub(1) => "lost",
-            Eval::Win(_) | Eval::Loss(_) => "short",
-            Eval::Score(_) => "none",
+        let at = |e: String| format!("{} line {}: {e}", a.positions.display(), p.line);
+        let v = match rapfi.judge(&p.board, a.nodes, false) {
+            Err(e) if e == EXITED => {
+                crashed(&a, p.line);
+                *counts.entry((p.board.rule(), "judge-crashed")).or_default() += 1;
+                rapfi = Rapfi::start(&a.rapfi, Duration::from_secs(a.timeout_s))?;
+                continue;
+            }
+            other => other.map_err(at)?,
+        };
+        // No mate either way: does the opponent threaten one (a mate if we passed)?
+        let threat = if matches!(v.eval, Eval::Score(_)) {
+            match rapfi.judge(&p.board, a.nodes, true) {
+                Err(e) if e == EXITED => {
+                    crashed(&a, p.line);
+                    *counts.entry((p.board.rule(), "judge-crashed")).or_default() += 1;
+                    rapfi = Rapfi::start(&a.rapfi, Duration::from_secs(a.timeout_s))?;
+                    continue;
+                }
+                other => Some(other.map_err(at)?),
+            }
+        } else {
+            None
+        };
+        let kind = match (v.eval, threat.as_ref().map(|t| t.eval)) {
+            (Eval::Win(n), _) if n >= a.min_mate => "win-vct",
+            // Mated in n plies: after its best move the opponent mates in n - 1.
+            (Eval::Loss(n), _) if n > a.min_mate => "lost",
+            (Eval::Win(_) | Eval::Loss(_), _) => "short",
+            (Eval::Score(_), Some(Eval::Win(n))) if n >= a.min_mate => "must-defend",
+            (Eval::Score(_), _) => "none",
         };
         *counts.entry((p.board.rule(), kind)).or_default() += 1;
-        if kind == "win-vct" || kind == "lost" {
+        if matches!(kind, "win-vct" | "lost" | "must-defend") {
             let name = if p.source.is_empty() {
                 format!("{} line {}", p.board.rule(), p.line)
             } else {
                 format!("{} {}", p.board.rule(), p.source)
             };
-            write_suite_entry(&mut out, &name, &p.board, &v, kind);
+            write_suite_entry(&mut out, &name, &p.board, &v, threat.as_ref(), kind);
         }
         eprint!(
             "\rjudge label: {}/{} positions, {:.0} s",
@@ -542,7 +581,32 @@ fn label(a: LabelArgs) -> Result<(), String> {
     std::fs::write(&a.out, out).map_err(|e| format!("{}: {e}", a.out.display()))
 }
 
-fn write_suite_entry(out: &mut String, name: &str, b: &Board, v: &Verdict, kind: &str) {
+/// Says that Rapfi died on the position of `line`.
+fn crashed(a: &LabelArgs, line: usize) {
+    eprintln!(
+        "\njudge label: {} line {line}: Rapfi crashed on it; counted as judge-crashed",
+        a.positions.display()
+    );
+}
+
+/// One suite entry. For `must-defend`, `threat` is the opponent's search after a pass: its
+/// nodes and time are the proof of the threat, and the judge line keeps the move that held.
+fn write_suite_entry(
+    out: &mut String,
+    name: &str,
+    b: &Board,
+    v: &Verdict,
+    threat: Option<&Verdict>,
+    kind: &str,
+) {
+    let (proof_nodes, proof_ms, threat_text) = match threat {
+        Some(t) => (
+            t.proof_nodes,
+            t.proof_ms,
+            format!(" threat {} threat-move {},{}", t.eval, t.mv.0, t.mv.1),
+        ),
+        None => (v.proof_nodes, v.proof_ms, String::new()),
+    };
     let moves: Vec<String> = b
         .history()
         .iter()
@@ -555,16 +619,15 @@ fn write_suite_entry(out: &mut String, name: &str, b: &Board, v: &Verdict, kind:
     };
     writeln!(
         out,
-        "\n[{name}]\n# judge {} move {},{} depth {} nodes {} time {} proof-nodes {} proof-ms {}\n\
-         size {} {}\nrule {}\nmoves {}\nto-move {side}\nexpect {kind}",
+        "\n[{name}]\n# judge {} move {},{} depth {} nodes {} time {}{threat_text} proof-nodes \
+         {proof_nodes} proof-ms {proof_ms}\nsize {} {}\nrule {}\nmoves {}\nto-move {side}\n\
+         expect {kind}",
         v.eval,
         v.mv.0,
         v.mv.1,
         v.depth,
         v.nodes,
         v.time_ms,
-        v.proof_nodes,
-        v.proof_ms,
         b.width(),
         b.height(),
         b.rule(),
@@ -701,6 +764,31 @@ fn compare(a: CompareArgs) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// The committed judged suites stay readable by the suite parser and by `compare`, and every
+    /// entry carries its judge line.
+    #[test]
+    fn committed_judged_suites_parse() {
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/tactics-judged");
+        let mut seen = 0;
+        for rule in ["freestyle", "renju"] {
+            let path = dir.join(format!("{rule}.txt"));
+            let text = std::fs::read_to_string(&path).expect("a committed suite");
+            let ps = suite::parse(&text).expect("a valid suite");
+            let notes = judge_notes(&text).expect("valid judge lines");
+            assert!(!ps.is_empty(), "{}", path.display());
+            for p in &ps {
+                assert_eq!(p.board.rule().to_string(), rule, "{}", p.name);
+                assert!(notes.contains_key(&p.name), "{} has no judge line", p.name);
+            }
+            let positions = std::fs::read_to_string(dir.join(format!("{rule}-positions.txt")))
+                .expect("the committed positions");
+            parse_positions(&positions).expect("valid positions");
+            seen += ps.len();
+        }
+        assert!(seen > 0);
+    }
+
     #[test]
     fn evals_parse_as_rapfi_prints_them() {
         assert_eq!(Eval::parse("+M15"), Some(Eval::Win(15)));
@@ -772,9 +860,18 @@ mod tests {
             proof_ms: 4,
         };
         let mut text = String::new();
-        write_suite_entry(&mut text, "renju x", &b, &v, "win-vct");
+        write_suite_entry(&mut text, "renju x", &b, &v, None, "win-vct");
+        write_suite_entry(
+            &mut text,
+            "renju y",
+            &b,
+            &v.clone(),
+            Some(&v),
+            "must-defend",
+        );
         let ps = suite::parse(&text).expect("a suite");
-        assert_eq!(ps.len(), 1);
+        assert_eq!(ps.len(), 2);
+        assert_eq!(ps[1].expect, suite::Expect::MustDefend(None));
         assert_eq!(ps[0].to_move, Color::White);
         assert_eq!(ps[0].expect, suite::Expect::WinVct);
         let notes = judge_notes(&text).expect("notes");

@@ -714,8 +714,16 @@ fn median<T: Copy + Ord + Default>(mut v: Vec<T>) -> T {
 }
 
 fn compare(a: CompareArgs) -> Result<(), String> {
-    // (rule, label) -> (solved, total, engine times, judge proof nodes, judge proof ms)
-    type Row = (usize, usize, Vec<Duration>, Vec<u64>, Vec<u64>);
+    // (rule, label) -> (solved, total, engine times, its times on the solved, judge proof nodes,
+    // judge proof ms)
+    type Row = (
+        usize,
+        usize,
+        Vec<Duration>,
+        Vec<Duration>,
+        Vec<u64>,
+        Vec<u64>,
+    );
     let mut rows: HashMap<(String, &'static str), Row> = HashMap::new();
     for file in &a.files {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -757,8 +765,11 @@ fn compare(a: CompareArgs) -> Result<(), String> {
             row.0 += usize::from(o.solved);
             row.1 += 1;
             row.2.push(o.time);
-            row.3.push(note.proof_nodes);
-            row.4.push(note.proof_ms);
+            if o.solved {
+                row.3.push(o.time);
+            }
+            row.4.push(note.proof_nodes);
+            row.5.push(note.proof_ms);
         }
     }
     let mut keys: Vec<_> = rows.keys().cloned().collect();
@@ -769,21 +780,27 @@ fn compare(a: CompareArgs) -> Result<(), String> {
         a.nodes.map(|n| format!(", {n} nodes")).unwrap_or_default()
     );
     println!(
-        "{:<10} {:<8} {:>12} {:>18} {:>20} {:>18}",
-        "rule", "label", "solved", "engine median ms", "judge median nodes", "judge median ms"
+        "{:<10} {:<12} {:>9} {:>11} {:>17} {:>13} {:>11}",
+        "rule", "label", "solved", "engine ms", "engine ms solved", "judge nodes", "judge ms"
     );
     for k in keys {
-        let (solved, total, times, jn, jm) = rows.remove(&k).expect("a key of the map");
+        let (solved, total, times, solved_times, jn, jm) =
+            rows.remove(&k).expect("a key of the map");
         println!(
-            "{:<10} {:<8} {:>12} {:>18.2} {:>20} {:>18}",
+            "{:<10} {:<12} {:>9} {:>11.2} {:>17.2} {:>13} {:>11}",
             k.0,
             k.1,
             format!("{solved}/{total}"),
             median(times).as_secs_f64() * 1e3,
+            median(solved_times).as_secs_f64() * 1e3,
             median(jn),
             median(jm)
         );
     }
+    println!(
+        "(medians; engine ms: time to its verdict, all positions and the solved ones; judge: \
+         nodes and ms at which Rapfi first reported the mate, the threat's for must-defend)"
+    );
     Ok(())
 }
 

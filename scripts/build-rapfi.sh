@@ -11,6 +11,13 @@
 # is a developer tool: the positions it labels are committed as data
 # (engine/tests/fixtures/tactics-judged/) and the tests never need Rapfi.
 #
+# Talking to it (what `fivezero-tools judge` does): `INFO thread_num 1`, `INFO max_node N`,
+# `INFO timeout_turn 0` and `INFO timeout_match 0` (no time limit) and `YXHASHCLEAR` before each
+# position make a search reproducible; `INFO show_detail 2` makes it print, per finished
+# iteration, `INFO DEPTH`, `INFO TOTALNODES`, `INFO TOTALTIME` (ms), `INFO EVAL` and
+# `INFO BESTLINE`. An EVAL of `+Mn` is a mate in n plies for the side to move, `-Mn` being mated
+# in n (core/iohelper.cpp), anything else a score. Commands sent while it thinks stop the search.
+#
 # Both arguments are git directories (bare or a checkout's .git) read at HEAD. Needs cmake and
 # a C++17 compiler; JOBS (default 1) sets the build's parallelism.
 set -euo pipefail
@@ -64,12 +71,14 @@ grep -q '^coord_conversion_mode = "none"' "$out/config.toml" ||
     echo "cmake ${options[*]}"
 } >"$out/VERSION"
 
-# The check: a Gomocup game on 15x15 with a fixed node budget must answer a move.
-answer=$(printf 'START 15\nINFO max_node 100000\nINFO thread_num 1\nBOARD\n7,7,1\n8,7,2\n7,8,1\n8,8,2\n7,9,1\n8,9,2\nDONE\nEND\n' |
-    (cd "$out" && timeout 60 ./pbrain-rapfi) | grep -E '^[0-9]+,[0-9]+$' | head -1 || true)
+# The check: a Gomocup game on 15x15 with a fixed node budget must answer a move. END waits:
+# Rapfi stops searching at any command that arrives while it thinks.
+answer=$({ printf 'START 15\nINFO max_node 100000\nINFO thread_num 1\nINFO timeout_turn 0\n'
+    printf 'INFO timeout_match 0\nBOARD\n7,7,1\n8,7,2\n7,8,1\n8,8,2\n7,9,1\n8,9,2\nDONE\n'
+    sleep 5; echo END; } | (cd "$out" && timeout 60 ./pbrain-rapfi) | grep -E '^[0-9]+,[0-9]+$' | head -1 || true)
 if [[ -z $answer ]]; then
     echo "build-rapfi: pbrain-rapfi did not answer a move to a Gomocup BOARD" >&2
     exit 1
 fi
-echo "build-rapfi: $out/pbrain-rapfi answers $answer (three in a row, its own four to make)"
+echo "build-rapfi: $out/pbrain-rapfi answers $answer (its three in a row made an open four)"
 cat "$out/VERSION"

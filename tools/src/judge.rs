@@ -325,9 +325,11 @@ impl InfoBlocks {
     fn verdict(&self, mv: (u32, u32)) -> Option<Verdict> {
         let &(eval, depth, nodes, time_ms) = self.done.last()?;
         // The proof is as old as the unbroken run of same-signed mates that ends the search.
-        let same = |e: Eval| match (e, eval) {
-            (Eval::Win(_), Eval::Win(_)) | (Eval::Loss(_), Eval::Loss(_)) => true,
-            _ => false,
+        let same = |e: Eval| {
+            matches!(
+                (e, eval),
+                (Eval::Win(_), Eval::Win(_)) | (Eval::Loss(_), Eval::Loss(_))
+            )
         };
         let mut first = self.done.len() - 1;
         while first > 0 && same(self.done[first - 1].0) {

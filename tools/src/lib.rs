@@ -10,6 +10,8 @@
 //!   model files.
 //! - `measure`    — the `bench` subcommand: the engine's start-up, model reload, analysis
 //!   throughput and realtime-line cost, measured on the built binaries and printed.
+//! - `judge`      — the `judge` subcommand: positions from game records labelled by Rapfi (an
+//!   external program) into a tactics suite, and the threat search measured against them.
 //!
 //! Depends on `stats` (match statistics), `protocol` and the engine library: `engine::game` and
 //! `engine::openings` for the tournament's adjudication, `engine::tss` and the classical
@@ -18,6 +20,7 @@
 //! search itself.
 
 pub mod elo;
+pub mod judge;
 pub mod measure;
 pub mod mine;
 pub mod model;

@@ -33,6 +33,10 @@ enum Cmd {
     /// Figures of the engine under a manager, measured and printed: `startup` (spawn → START → OK,
     /// a game's slowest reply and peak memory), `reload` (checkpoint landing → loaded, → first move).
     Bench(tools::measure::Args),
+    /// An independent judge (Rapfi, an external program) for the threat search: `positions` from
+    /// game records, `label` them at a fixed node budget into a tactics suite, `compare` the
+    /// engine's threat search with the labels.
+    Judge(tools::judge::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Cmd::MineTactics(a) => tools::mine::run(a),
         Cmd::Model(a) => tools::model::run(a),
         Cmd::Bench(a) => tools::measure::run(a),
+        Cmd::Judge(a) => tools::judge::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

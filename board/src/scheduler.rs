@@ -123,7 +123,8 @@ impl Scheduler {
     }
 
     /// Searches waiting for a slot.
-    pub fn waiting(&self) -> usize {
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
         self.lock().waiting.len()
     }
 }

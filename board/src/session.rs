@@ -15,7 +15,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::brain::{Engine, EngineConfig, EngineError, ModelSource, MoveInfo};
@@ -442,11 +442,10 @@ impl Session {
     fn state(&self) -> State {
         let board = self.board();
         let result = self.result();
-        let forbidden = if result.is_none() {
+        let forbidden = if result.is_none() && board.side_to_move() == Color::Black {
             self.engine
                 .forbidden_points()
                 .into_iter()
-                .filter(|_| board.side_to_move() == Color::Black)
                 .map(point)
                 .collect()
         } else {
@@ -710,7 +709,6 @@ impl Session {
         let height = self.size.1;
         let black_to_move = self.color_to_move() == Color::Black;
         let replies = self.replies.clone();
-        let last_sent = Arc::new(Mutex::new(Instant::now()));
         self.engine.set_progress(Some(ProgressHook {
             every: REPORT_EVERY,
             candidates: n,
@@ -718,7 +716,6 @@ impl Session {
                 if r.candidates.is_empty() {
                     return;
                 }
-                *last_sent.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
                 let _ = replies.try_send(Reply::Analysis(progress(r, ply, height, black_to_move)));
             }),
         }));

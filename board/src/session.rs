@@ -607,12 +607,21 @@ impl Session {
         }
         self.busy = Some(Busy::Thinking);
         self.send_state();
-        let Some(_permit) = self.wait_for_slot(link, false) else {
+        let permit = self.wait_for_slot(link, false);
+        if permit.is_some() {
+            self.set_limits(self.time_ms, self.visits);
+        } else if matches!(self.pending, Some(Request::Stop)) {
+            // Stop while queued still means "play now": the network's first look, one visit,
+            // which needs no slot.
+            self.pending = None;
+            link.interrupt.store(false, Ordering::SeqCst);
+            self.set_limits(None, Some(1));
+        } else {
             self.busy = None;
-            return self.stopped_by_request();
-        };
-        self.set_limits(self.time_ms, self.visits);
+            return self.send_state();
+        }
         let info = self.search(link, 1);
+        drop(permit);
         self.busy = None;
         match info {
             Ok((info, report)) => {
@@ -637,13 +646,6 @@ impl Session {
                 self.send_state();
             }
         }
-    }
-
-    fn stopped_by_request(&mut self) {
-        if matches!(self.pending, Some(Request::Stop)) {
-            self.pending = None;
-        }
-        self.send_state();
     }
 
     /// One round of the open-ended analysis: a search of the position shown until the round's

@@ -240,6 +240,29 @@ fn boards_share_one_search_slot_in_turns() {
 }
 
 #[test]
+fn stop_plays_at_once_even_while_the_engine_waits_for_the_cpu() {
+    let server = BoardServer::start(&["--model", "none", "--searches", "1"]);
+    let (mut a, mut b) = (open(&server), open(&server));
+    for page in [&mut a, &mut b] {
+        page.send(
+            json!({"type": "new_game", "rule": "freestyle", "width": 15, "height": 15,
+                         "engine": "white", "time_ms": 600_000}),
+        );
+        page.wait_for("state", WAIT, |s| s["ply"] == 0 && s["time_ms"] == 600_000);
+    }
+    // A's move holds the only slot (an engine move is not preempted); B's waits behind it.
+    a.send(json!({"type": "play", "x": 7, "y": 7}));
+    a.wait_for("state", WAIT, |s| s["busy"] == "thinking");
+    b.send(json!({"type": "play", "x": 7, "y": 7}));
+    b.wait_for("queue", WAIT, |q| q["ahead"] == 1);
+    b.send(json!({"type": "stop"}));
+    let moved = b.wait_for("state", WAIT, |s| s["ply"] == 2 && s["busy"].is_null());
+    assert_ne!(moved["line"][1], moved["line"][0]);
+    a.send(json!({"type": "stop"}));
+    a.wait_for("state", WAIT, |s| s["ply"] == 2 && s["busy"].is_null());
+}
+
+#[test]
 fn boards_and_messages_are_bounded_and_a_failed_engine_is_replaced() {
     let mut server = BoardServer::start(&[
         "--model",
@@ -308,19 +331,22 @@ fn a_watched_model_folder_brings_new_checkpoints_into_play() {
     assert!(s["model"].as_str().unwrap().contains("native"), "{s}");
 }
 
+/// The engine thinks far longer than the test waits, so the click always lands during its
+/// thinking; stop then makes it play, whether it is searching or still waiting for the CPU.
 #[test]
 fn a_click_while_the_engine_thinks_is_refused_and_its_move_still_comes() {
     let server = BoardServer::start(&["--model", "none"]);
     let mut page = open(&server);
     page.send(
         json!({"type": "new_game", "rule": "freestyle", "width": 15, "height": 15,
-                     "engine": "white", "time_ms": 1500}),
+                     "engine": "white", "time_ms": 600_000}),
     );
-    page.wait_for("state", WAIT, |s| s["ply"] == 0 && s["time_ms"] == 1500);
+    page.wait_for("state", WAIT, |s| s["ply"] == 0 && s["time_ms"] == 600_000);
     page.send(json!({"type": "play", "x": 7, "y": 7}));
     page.wait_for("state", WAIT, |s| s["busy"] == "thinking");
     page.send(json!({"type": "play", "x": 0, "y": 0}));
     assert!(error(&mut page).contains("fivezero's move"));
+    page.send(json!({"type": "stop"}));
     let answered = page.wait_for("state", WAIT, |s| s["ply"] == 2 && s["busy"].is_null());
     assert_eq!(answered["line"][0], json!([7, 7]));
     assert_ne!(answered["line"][1], json!([0, 0]));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use engine::game::{Board, Color, Rule};
 
 use super::rapfi::{EXITED, build_notes};
-use super::{Eval, LabelArgs, Rapfi, Verdict, parse_positions};
+use super::{Eval, LabelArgs, Rapfi, SplitArgs, Verdict, parse_positions};
 
 pub(super) fn label(a: LabelArgs) -> Result<(), String> {
     let text = std::fs::read_to_string(&a.positions)
@@ -152,12 +152,74 @@ fn write_suite_entry(
     .expect("writing to a String");
 }
 
+/// The game number in an entry name `... game N ply M`.
+fn game_number(name: &str) -> Option<usize> {
+    let mut words = name.split_whitespace();
+    while let Some(w) = words.next() {
+        if w == "game" {
+            return words.next()?.parse().ok();
+        }
+    }
+    None
+}
+
+/// A judged suite cut into its held-out part (games numbered a multiple of `every`) and the
+/// rest: (tuning, held-out) texts, each with the suite's header and a line naming its part.
+///
+/// # Errors
+/// An entry without a game number in its name, named by its line.
+pub fn split_suite(text: &str, every: usize, source: &str) -> Result<(String, String), String> {
+    let every = every.max(1);
+    let mut header = String::new();
+    let (mut tuning, mut held_out) = (String::new(), String::new());
+    let mut into_held_out: Option<bool> = None;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(name) = line.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            let game = game_number(name)
+                .ok_or_else(|| format!("line {}: no `game N` in the name '{name}'", i + 1))?;
+            into_held_out = Some(game % every == 0);
+        } else if line.starts_with("# counts") {
+            into_held_out = None;
+            continue;
+        }
+        let out = match into_held_out {
+            // The whole suite's counts, which neither part keeps.
+            None if !tuning.is_empty() || !held_out.is_empty() => continue,
+            None => &mut header,
+            Some(true) => &mut held_out,
+            Some(false) => &mut tuning,
+        };
+        out.push_str(line);
+        out.push('\n');
+    }
+    let part = |what: &str, body: &str| {
+        format!(
+            "{}\n# part: {what} of {source} (held out: games numbered a multiple of {every})\n\n{body}",
+            header.trim_end()
+        )
+    };
+    Ok((part("tuning", &tuning), part("held-out", &held_out)))
+}
+
+pub(super) fn split(a: SplitArgs) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(&a.suite).map_err(|e| format!("{}: {e}", a.suite.display()))?;
+    let source = a.suite.file_name().unwrap_or_default().to_string_lossy();
+    let (tuning, held_out) =
+        split_suite(&text, a.every, &source).map_err(|e| format!("{}: {e}", a.suite.display()))?;
+    for (path, body) in [(&a.tuning, tuning), (&a.held_out, held_out)] {
+        std::fs::write(path, body).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::judge::judge_notes;
     use engine::notation::{self, ReplayEnd};
     use engine::tss::suite;
+    use std::collections::HashSet;
 
     #[test]
     fn written_entries_parse_as_a_suite_with_their_notes() {
@@ -195,5 +257,55 @@ mod tests {
         let notes = judge_notes(&text).expect("notes");
         assert_eq!(notes["renju x"].proof_nodes, 800);
         assert!(judge_notes("[a]\n# judge +M3 proof-nodes x proof-ms 1\n").is_err());
+    }
+
+    #[test]
+    fn a_split_keeps_every_entry_once_and_holds_out_whole_games() {
+        let b = notation::replay(&[(7, 7)], (15, 15), Rule::Freestyle, ReplayEnd::default())
+            .expect("legal");
+        let v = Verdict {
+            eval: Eval::Win(5),
+            mv: (8, 8),
+            depth: 6,
+            nodes: 10,
+            time_ms: 1,
+            proof_nodes: 5,
+            proof_ms: 1,
+        };
+        let mut text = String::from("# Tactics suite\n# judge: x\n#   rapfi abc\n");
+        for (g, ply) in [(1, 1), (4, 1), (4, 2), (5, 1), (8, 1)] {
+            write_suite_entry(
+                &mut text,
+                &format!("f.pgn game {g} ply {ply}"),
+                &b,
+                &v,
+                None,
+                "win-vct",
+            );
+        }
+        text.push_str("# counts (rule, label: positions):\n#   freestyle win-vct: 5\n");
+        let (tuning, held_out) = split_suite(&text, 4, "f.txt").expect("named by game");
+        let names = |t: &str| -> HashSet<String> {
+            suite::parse(t)
+                .expect("a suite")
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
+        };
+        let (t, h) = (names(&tuning), names(&held_out));
+        assert_eq!(t.len() + h.len(), 5);
+        assert!(
+            h.iter()
+                .all(|n| n.contains("game 4 ") || n.contains("game 8 ")),
+            "{h:?}"
+        );
+        assert_eq!(t.len(), 2);
+        for part in [&tuning, &held_out] {
+            assert!(part.starts_with("# Tactics suite\n# judge: x\n#   rapfi abc\n# part: "));
+            assert!(!part.contains("# counts"));
+            assert_eq!(judge_notes(part).expect("notes").len(), names(part).len());
+        }
+        let e = split_suite("[no number here]\nexpect lost\n", 4, "f").unwrap_err();
+        assert!(e.starts_with("line 1:"), "{e}");
     }
 }

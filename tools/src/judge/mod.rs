@@ -25,6 +25,7 @@
 
 mod compare;
 mod label;
+mod play;
 mod rapfi;
 
 use std::fmt::Write as _;
@@ -50,6 +51,10 @@ pub enum Cmd {
     Label(LabelArgs),
     /// Run the engine's threat search on a judged suite beside the judge's figures.
     Compare(CompareArgs),
+    /// The engine moves in each position at its time per move; Rapfi judges the move.
+    Play(play::PlayArgs),
+    /// Cut a judged suite in two by game: a held-out part (every Nth game) and the rest.
+    Split(SplitArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,11 +112,28 @@ pub struct CompareArgs {
     pub quiet: bool,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct SplitArgs {
+    /// A judged suite (`judge label` output) whose entries are named `... game N ply M`.
+    pub suite: PathBuf,
+    /// Games whose number is a multiple of this go to the held-out part.
+    #[arg(long, default_value_t = 4)]
+    pub every: usize,
+    /// The part tuning may look at.
+    #[arg(long)]
+    pub tuning: PathBuf,
+    /// The part it never looks at.
+    #[arg(long)]
+    pub held_out: PathBuf,
+}
+
 pub fn run(args: Args) -> Result<(), String> {
     match args.cmd {
         Cmd::Positions(a) => positions(a),
         Cmd::Label(a) => label::label(a),
         Cmd::Compare(a) => compare::compare(a),
+        Cmd::Play(a) => play::play(a),
+        Cmd::Split(a) => label::split(a),
     }
 }
 

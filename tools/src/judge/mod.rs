@@ -24,6 +24,7 @@
 //! Depends on `engine` (game, notation, tss), the tournament's process handling and `tactics`.
 
 mod compare;
+mod defences;
 mod label;
 mod play;
 mod rapfi;
@@ -51,6 +52,8 @@ pub enum Cmd {
     Label(LabelArgs),
     /// Run the engine's threat search on a judged suite beside the judge's figures.
     Compare(CompareArgs),
+    /// The exact defences of each must-defend entry: every nearby move tried, Rapfi judging.
+    Defences(defences::DefencesArgs),
     /// The engine moves in each position at its time per move; Rapfi judges the move.
     Play(play::PlayArgs),
     /// Cut a judged suite in two by game: a held-out part (every Nth game) and the rest.
@@ -132,6 +135,7 @@ pub fn run(args: Args) -> Result<(), String> {
         Cmd::Positions(a) => positions(a),
         Cmd::Label(a) => label::label(a),
         Cmd::Compare(a) => compare::compare(a),
+        Cmd::Defences(a) => defences::defences(a),
         Cmd::Play(a) => play::play(a),
         Cmd::Split(a) => label::split(a),
     }

@@ -1,0 +1,255 @@
+//! `judge defences`: the exact defences of each `must-defend` entry of a judged suite, by Rapfi.
+//! Every legal move within `DEFENCE_REACH` points of a stone is played and Rapfi searches the
+//! attacker's reply: a move after which it finds a mate is refuted, the others hold. A cheap
+//! first pass refutes most moves; each survivor is searched again at the full budget. The entry
+//! then expects exactly the moves that hold (`expect must-defend x,y ...`); one where none holds
+//! becomes `expect lost` (the labelling search missed the loss), with a comment saying so.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use engine::game::{Board, Pos};
+use engine::tss::suite::{self, Expect};
+
+use super::rapfi::EXITED;
+use super::{Eval, Rapfi};
+
+/// Moves farther than this (Chebyshev distance) from every stone are not tried: they neither
+/// block a line through a stone nor make a four.
+pub const DEFENCE_REACH: i64 = 4;
+
+#[derive(Debug, clap::Args)]
+pub struct DefencesArgs {
+    /// A judged suite (`judge label` or `judge split` output).
+    pub suite: PathBuf,
+    /// Rapfi's Gomocup brain (see `judge label`).
+    #[arg(long)]
+    pub rapfi: PathBuf,
+    /// Nodes of the first pass over every candidate.
+    #[arg(long, default_value_t = 50_000)]
+    pub quick_nodes: u64,
+    /// Nodes for each move the first pass left standing (the labels' budget by default).
+    #[arg(long, default_value_t = 500_000)]
+    pub nodes: u64,
+    /// Wall-clock limit of Rapfi per search, seconds.
+    #[arg(long, default_value_t = 300)]
+    pub timeout_s: u64,
+    /// The suite to write (the input is left as it was).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// What the judge found for one entry.
+struct Found {
+    tried: usize,
+    holds: Vec<Pos>,
+}
+
+pub(super) fn defences(a: DefencesArgs) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(&a.suite).map_err(|e| format!("{}: {e}", a.suite.display()))?;
+    let positions = suite::parse(&text).map_err(|e| format!("{}: {e}", a.suite.display()))?;
+    let timeout = Duration::from_secs(a.timeout_s);
+    let mut rapfi = Rapfi::start(&a.rapfi, timeout)?;
+    let mut found: HashMap<String, Found> = HashMap::new();
+    let started = Instant::now();
+    let wanted: Vec<_> = positions
+        .iter()
+        .filter(|p| matches!(p.expect, Expect::MustDefend(_)))
+        .collect();
+    for (i, pos) in wanted.iter().enumerate() {
+        let at = |e: String| format!("{} line {}: {e}", a.suite.display(), pos.line);
+        let candidates = candidates(&pos.board);
+        let mut holds = Vec::new();
+        for &mv in &candidates {
+            let mut after = pos.board.clone();
+            after.play(mv).map_err(|e| at(e.to_string()))?;
+            if after.winner().is_some()
+                || (!refuted(&mut rapfi, &after, a.quick_nodes, &a, timeout).map_err(at)?
+                    && !refuted(&mut rapfi, &after, a.nodes, &a, timeout).map_err(at)?)
+            {
+                holds.push(mv);
+            }
+        }
+        holds.sort();
+        eprint!(
+            "\rjudge defences: {}/{} positions, {:.0} s",
+            i + 1,
+            wanted.len(),
+            started.elapsed().as_secs_f64()
+        );
+        found.insert(
+            pos.name.clone(),
+            Found {
+                tried: candidates.len(),
+                holds,
+            },
+        );
+    }
+    eprintln!();
+    rapfi.quit();
+    let out = rewrite(&text, &found, &a);
+    eprint!("{}", histogram(&found));
+    std::fs::write(&a.out, out).map_err(|e| format!("{}: {e}", a.out.display()))
+}
+
+/// The legal moves within `DEFENCE_REACH` of a stone, in board order.
+fn candidates(board: &Board) -> Vec<Pos> {
+    let stones: Vec<(i64, i64)> = board
+        .history()
+        .iter()
+        .map(|(p, _)| (p.x() as i64, p.y() as i64))
+        .collect();
+    board
+        .legal_moves()
+        .into_iter()
+        .filter(|p| {
+            let (x, y) = (p.x() as i64, p.y() as i64);
+            stones
+                .iter()
+                .any(|&(sx, sy)| (sx - x).abs().max((sy - y).abs()) <= DEFENCE_REACH)
+        })
+        .collect()
+}
+
+/// Does the side to move on `after` (the attacker) mate, by Rapfi at `nodes`? A Rapfi that dies
+/// is restarted and the search repeated once.
+fn refuted(
+    rapfi: &mut Rapfi,
+    after: &Board,
+    nodes: u64,
+    a: &DefencesArgs,
+    timeout: Duration,
+) -> Result<bool, String> {
+    let verdict = match rapfi.judge(after, nodes, false) {
+        Err(e) if e == EXITED => {
+            *rapfi = Rapfi::start(&a.rapfi, timeout)?;
+            rapfi.judge(after, nodes, false)?
+        }
+        other => other?,
+    };
+    Ok(matches!(verdict.eval, Eval::Win(_)))
+}
+
+/// The suite with each judged entry's `expect` line replaced and a comment before it.
+fn rewrite(text: &str, found: &HashMap<String, Found>, a: &DefencesArgs) -> String {
+    let mut out = String::new();
+    let mut current: Option<&Found> = None;
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            current = found.get(name.trim());
+        }
+        match current {
+            Some(f) if line.trim_start().starts_with("expect must-defend") => {
+                let points: Vec<String> = f
+                    .holds
+                    .iter()
+                    .map(|p| format!("{},{}", p.x(), p.y()))
+                    .collect();
+                writeln!(
+                    out,
+                    "# defences: {} of {} moves within {DEFENCE_REACH} of a stone hold (Rapfi \
+                     finds no mate after them at {} then {} nodes)",
+                    f.holds.len(),
+                    f.tried,
+                    a.quick_nodes,
+                    a.nodes
+                )
+                .expect("writing to a String");
+                if f.holds.is_empty() {
+                    out.push_str("# every move was refuted: the position is lost\nexpect lost\n");
+                } else {
+                    writeln!(out, "expect must-defend {}", points.join(" "))
+                        .expect("writing to a String");
+                }
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// How many entries have 0, 1, 2, 3 and more holding moves.
+fn histogram(found: &HashMap<String, Found>) -> String {
+    let mut counts = [0usize; 5];
+    for f in found.values() {
+        counts[f.holds.len().min(4)] += 1;
+    }
+    format!(
+        "judge defences: moves that hold: none (lost) {}, one {}, two {}, three {}, more {}\n",
+        counts[0], counts[1], counts[2], counts[3], counts[4]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::game::Rule;
+    use engine::notation::{self, ReplayEnd};
+
+    #[test]
+    fn candidates_stay_near_the_stones() {
+        let b = notation::replay(
+            &[(7, 7), (8, 8)],
+            (15, 15),
+            Rule::Freestyle,
+            ReplayEnd::default(),
+        )
+        .expect("legal");
+        let c = candidates(&b);
+        // Two overlapping 9x9 squares: a 10x10 one less two far corners and the two stones.
+        assert_eq!(c.len(), 10 * 10 - 2 - 2);
+        assert!(
+            c.iter()
+                .all(|p| (3..=12).contains(&p.x()) && (3..=12).contains(&p.y()))
+        );
+    }
+
+    #[test]
+    fn judged_entries_get_their_defences_or_become_lost() {
+        let text = "# h\n\n[a game 1 ply 3]\n# judge 0\nsize 15 15\nmoves 7,7 8,8 7,8\n\
+                    expect must-defend\n\n[b game 2 ply 3]\nmoves 7,7 8,8 7,8\nexpect must-defend\n\
+                    \n[c game 3 ply 3]\nmoves 7,7\nexpect win-vct\n";
+        let b = notation::replay(&[(7, 7)], (15, 15), Rule::Freestyle, ReplayEnd::default())
+            .expect("legal");
+        let p = |x, y| b.pos(x, y).expect("on the board");
+        let found = HashMap::from([
+            (
+                "a game 1 ply 3".to_string(),
+                Found {
+                    tried: 40,
+                    holds: vec![p(7, 6), p(7, 9)],
+                },
+            ),
+            (
+                "b game 2 ply 3".to_string(),
+                Found {
+                    tried: 40,
+                    holds: vec![],
+                },
+            ),
+        ]);
+        let a = DefencesArgs {
+            suite: "s".into(),
+            rapfi: "r".into(),
+            quick_nodes: 5,
+            nodes: 50,
+            timeout_s: 1,
+            out: "o".into(),
+        };
+        let out = rewrite(text, &found, &a);
+        let ps = suite::parse(&out).expect("a suite");
+        assert_eq!(
+            ps[0].expect,
+            Expect::MustDefend(Some(vec![p(7, 6), p(7, 9)]))
+        );
+        assert_eq!(ps[1].expect, Expect::Lost);
+        assert_eq!(ps[2].expect, Expect::WinVct);
+        assert!(out.contains("# defences: 2 of 40 moves"));
+    }
+}

@@ -3,10 +3,12 @@
 //! own engine thread, and the CPU is shared among them by a fair scheduler. docs/board.md has the
 //! design and the page's messages.
 //!
-//! Modules, in dependency order: `messages` (the JSON the page and the server exchange),
+//! Modules, in dependency order: `messages` (the JSON the page and the server exchange), `link`
+//! (a tab's requests to its board and the flag that stops its search),
 //! `scheduler` (how many searches run at once, who waits), `session` (one board: a game and its
 //! engine), `server` (HTTP, WebSocket, the checks on both).
 
+pub mod link;
 pub mod messages;
 pub mod scheduler;
 pub mod server;

@@ -7,7 +7,7 @@
 //! up faster than a board serves them.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 
 use axum::Router;
@@ -19,8 +19,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::{SinkExt, StreamExt};
 
+use crate::link::{self, Inbox};
 use crate::messages::{MAX_REQUEST_BYTES, Reply, Request};
-use crate::session::{self, BoardConfig, Link};
+use crate::session::{self, BoardConfig};
 
 /// Requests a board may have waiting before more are refused.
 const MAX_PENDING_REQUESTS: usize = 32;
@@ -208,14 +209,8 @@ async fn serve_socket(socket: WebSocket, app: Arc<App>) {
         return;
     }
 
-    let (requests_tx, requests) = mpsc::sync_channel::<Request>(MAX_PENDING_REQUESTS);
     let (replies, replies_rx) = tokio::sync::mpsc::channel::<Reply>(MAX_PENDING_REPLIES);
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let link = Link {
-        requests,
-        replies: replies.clone(),
-        interrupt: interrupt.clone(),
-    };
+    let (inbox, link) = link::channel(MAX_PENDING_REQUESTS, replies.clone());
     let config = app.board.clone();
     let thread = std::thread::Builder::new()
         .name("board".into())
@@ -228,11 +223,10 @@ async fn serve_socket(socket: WebSocket, app: Arc<App>) {
         return;
     }
     let writer = tokio::spawn(write_replies(replies_rx, to_page));
-    read_requests(from_page, &requests_tx, &replies, &interrupt).await;
+    read_requests(from_page, &inbox, &replies).await;
     // The tab is gone: its board's thread ends (its request channel closes), which frees the
     // engine; a search in progress stops now.
-    drop(requests_tx);
-    interrupt.store(true, Ordering::SeqCst);
+    inbox.close();
     drop(replies);
     writer.abort();
     drop(open);
@@ -257,9 +251,8 @@ async fn write_replies(mut replies: tokio::sync::mpsc::Receiver<Reply>, mut to_p
 /// board's search stopped (the board finds the request when it looks after the search ends).
 async fn read_requests(
     mut from_page: FromPage,
-    requests: &mpsc::SyncSender<Request>,
+    inbox: &Inbox,
     replies: &tokio::sync::mpsc::Sender<Reply>,
-    interrupt: &AtomicBool,
 ) {
     let refuse = |why: String| {
         let _ = replies.try_send(Reply::Error { text: why });
@@ -276,8 +269,8 @@ async fn read_requests(
         };
         match serde_json::from_str::<Request>(body.as_str()) {
             Err(e) => refuse(format!("bad request: {e}")),
-            Ok(request) => match requests.try_send(request) {
-                Ok(()) => interrupt.store(true, Ordering::SeqCst),
+            Ok(request) => match inbox.send(request) {
+                Ok(()) => {}
                 Err(mpsc::TrySendError::Full(_)) => {
                     refuse("too many requests at once; this one was dropped".into())
                 }

@@ -7,15 +7,15 @@
 //! line there. The engine's board follows the ply incrementally (stones taken back and played),
 //! so its search tree is reused along the game.
 //!
-//! Any request stops a search in progress (the tab's reader raises `interrupt` after queueing
-//! it): `stop` during an engine move plays the best move found so far, anything else drops that
+//! Any request stops a search in progress (`link`: the flag is up exactly while a request waits to
+//! be taken): `stop` during an engine move plays the best move found so far, anything else drops that
 //! move and serves the request. A panic while serving a request is caught: the tab gets a
 //! `Fault`, and a fresh engine and game take the old ones' place.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
 use engine::brain::{Engine, EngineConfig, EngineError, ModelSource, MoveInfo};
@@ -25,6 +25,7 @@ use engine::notation::{self, RecordedGame, ReplayEnd};
 use engine::time::TimeLimits;
 use tokio::sync::mpsc::Sender;
 
+use crate::link::Link;
 use crate::messages::{
     Analysis, Candidate, EngineSide, GameResult, GameSummary, MAX_NBEST, MAX_TIME_MS, MAX_VISITS,
     Reply, Request, State,
@@ -50,13 +51,6 @@ pub struct BoardConfig {
     pub scheduler: Arc<Scheduler>,
     /// Serve `InjectFault` (tests only).
     pub allow_fault_injection: bool,
-}
-
-/// The tab's side of a board: requests in, replies out, and the flag that stops a search.
-pub struct Link {
-    pub requests: Receiver<Request>,
-    pub replies: Sender<Reply>,
-    pub interrupt: Arc<AtomicBool>,
 }
 
 /// Serves one board until the tab closes (its request channel ends).
@@ -170,13 +164,13 @@ impl Session {
                 return Some(r);
             }
             if self.analysing && !self.analysis_done {
-                match link.requests.try_recv() {
+                match link.try_next() {
                     Ok(r) => return Some(r),
                     Err(TryRecvError::Disconnected) => return None,
                     Err(TryRecvError::Empty) => self.analysis_round(link),
                 }
             } else {
-                return link.requests.recv().ok();
+                return link.next();
             }
         }
     }
@@ -578,8 +572,8 @@ impl Session {
     /// Waits for a search slot; None when a request came first (it is kept in `pending`).
     fn wait_for_slot(&mut self, link: &Link, preemptible: bool) -> Option<Permit> {
         let replies = self.replies.clone();
-        link.interrupt.store(false, Ordering::SeqCst);
-        if let Ok(r) = link.requests.try_recv() {
+        link.rearm();
+        if let Ok(r) = link.try_next() {
             self.pending = Some(r);
             return None;
         }
@@ -591,7 +585,7 @@ impl Session {
             },
         );
         if permit.is_none() {
-            self.pending = link.requests.try_recv().ok();
+            self.pending = link.try_next().ok();
         }
         permit
     }
@@ -614,7 +608,7 @@ impl Session {
             // Stop while queued still means "play now": the network's first look, one visit,
             // which needs no slot.
             self.pending = None;
-            link.interrupt.store(false, Ordering::SeqCst);
+            link.rearm();
             self.set_limits(None, Some(1));
         } else {
             self.busy = None;
@@ -627,7 +621,7 @@ impl Session {
             Ok((info, report)) => {
                 self.reply(Reply::Analysis(report));
                 if link.interrupt.load(Ordering::SeqCst) {
-                    match link.requests.try_recv() {
+                    match link.try_next() {
                         Ok(Request::Stop) | Err(_) => {}
                         Ok(other) => {
                             self.pending = Some(other);
@@ -662,7 +656,7 @@ impl Session {
             // A request that stopped the round is served next; a stop without one was the
             // scheduler's (another board's turn), and the analysis goes on after it.
             if link.interrupt.load(Ordering::SeqCst)
-                && let Ok(r) = link.requests.try_recv()
+                && let Ok(r) = link.try_next()
             {
                 self.pending = Some(r);
             }

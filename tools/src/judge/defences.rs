@@ -62,18 +62,17 @@ pub(super) fn defences(a: DefencesArgs) -> Result<(), String> {
     for (i, pos) in wanted.iter().enumerate() {
         let at = |e: String| format!("{} line {}: {e}", a.suite.display(), pos.line);
         let candidates = candidates(&pos.board);
-        let mut holds = Vec::new();
-        for &mv in &candidates {
-            let mut after = pos.board.clone();
-            after.play(mv).map_err(|e| at(e.to_string()))?;
-            if after.winner().is_some()
-                || (!refuted(&mut rapfi, &after, a.quick_nodes, &a, timeout).map_err(at)?
-                    && !refuted(&mut rapfi, &after, a.nodes, &a, timeout).map_err(at)?)
-            {
-                holds.push(mv);
+        let holds = match holding(&mut rapfi, &pos.board, &candidates, &a, timeout) {
+            // Rapfi dies on some renju positions: the entry keeps its label without points.
+            Err(e) if e == EXITED => {
+                eprintln!(
+                    "\n{}",
+                    at("Rapfi died twice on one move; entry left as it was".into())
+                );
+                continue;
             }
-        }
-        holds.sort();
+            other => other.map_err(at)?,
+        };
         eprint!(
             "\rjudge defences: {}/{} positions, {:.0} s",
             i + 1,
@@ -112,6 +111,29 @@ fn candidates(board: &Board) -> Vec<Pos> {
                 .any(|&(sx, sy)| (sx - x).abs().max((sy - y).abs()) <= DEFENCE_REACH)
         })
         .collect()
+}
+
+/// The candidates after which Rapfi finds no mate for the attacker, in board order.
+fn holding(
+    rapfi: &mut Rapfi,
+    board: &Board,
+    candidates: &[Pos],
+    a: &DefencesArgs,
+    timeout: Duration,
+) -> Result<Vec<Pos>, String> {
+    let mut holds = Vec::new();
+    for &mv in candidates {
+        let mut after = board.clone();
+        after.play(mv).map_err(|e| e.to_string())?;
+        if after.winner().is_some()
+            || (!refuted(rapfi, &after, a.quick_nodes, a, timeout)?
+                && !refuted(rapfi, &after, a.nodes, a, timeout)?)
+        {
+            holds.push(mv);
+        }
+    }
+    holds.sort();
+    Ok(holds)
 }
 
 /// Does the side to move on `after` (the attacker) mate, by Rapfi at `nodes`? A Rapfi that dies

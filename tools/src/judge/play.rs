@@ -74,7 +74,7 @@ pub(super) fn play(a: PlayArgs) -> Result<(), String> {
     let timeout = Duration::from_secs(a.timeout_s);
     let mut rapfi = Rapfi::start(&a.rapfi, timeout)?;
     let mut rows: BTreeMap<(String, String, &'static str), Row> = BTreeMap::new();
-    let mut lost = 0;
+    let (mut lost, mut crashed) = (0, 0);
     for file in &a.files {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         let positions = suite::parse(&text).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -100,8 +100,11 @@ pub(super) fn play(a: PlayArgs) -> Result<(), String> {
                 Some(_) => true,
                 None => match rapfi.judge(&after, a.nodes, false) {
                     Err(e) if e == EXITED => {
+                        // Rapfi dies on some renju positions: counted, and the run goes on.
+                        eprintln!("{}", at("Rapfi died judging the engine's move".into()));
                         rapfi = Rapfi::start(&a.rapfi, timeout)?;
-                        Err(at("Rapfi died judging the engine's move".into()))
+                        crashed += 1;
+                        continue;
                     }
                     Err(e) => Err(at(e)),
                     Ok(v) if kind == "win" => Ok(matches!(v.eval, Eval::Loss(_))),
@@ -124,7 +127,7 @@ pub(super) fn play(a: PlayArgs) -> Result<(), String> {
         }
     }
     rapfi.quit();
-    print_summary(&a, &rows, lost);
+    print_summary(&a, &rows, lost, crashed);
     Ok(())
 }
 
@@ -176,7 +179,12 @@ fn print_line(
     );
 }
 
-fn print_summary(a: &PlayArgs, rows: &BTreeMap<(String, String, &'static str), Row>, lost: usize) {
+fn print_summary(
+    a: &PlayArgs,
+    rows: &BTreeMap<(String, String, &'static str), Row>,
+    lost: usize,
+    crashed: usize,
+) {
     println!(
         "engine: {} ms per move, {} thread(s), model {:?}; each move judged by Rapfi at {} nodes",
         a.time_ms, a.threads, a.model, a.nodes
@@ -201,6 +209,7 @@ fn print_summary(a: &PlayArgs, rows: &BTreeMap<(String, String, &'static str), R
     }
     println!(
         "(engine ms: time to its move on the solved positions; judge ms: when Rapfi first reported \
-         the mate when labelling, the threat's for must-defend; {lost} lost positions not judged)"
+         the mate when labelling, the threat's for must-defend; {lost} lost positions not judged; \
+         {crashed} moves not judged: Rapfi died on them)"
     );
 }

@@ -206,13 +206,15 @@ impl Rapfi {
     /// Waits until Rapfi takes commands again. It prints its move a moment before it stops
     /// "thinking", and drops commands that come in between (only their first word, so the rest
     /// of the line is then read as an unknown command): a clear-hash probe is repeated until one
-    /// is answered.
+    /// is answered. Probes come every 20 ms (a wait of 200 ms cost more than the search itself
+    /// at small budgets); a probe answered late leaves an extra acknowledgement behind, which is
+    /// harmless: Rapfi reads its commands in order.
     fn settle(&mut self) -> Result<(), String> {
         const ACK: &str = "Transposition table cleared";
         let deadline = Instant::now() + self.timeout;
         while Instant::now() < deadline {
             self.proc.send("YXHASHCLEAR")?;
-            match self.wait_for_within(Duration::from_millis(200), |l| l.contains(ACK)) {
+            match self.wait_for_within(Duration::from_millis(20), |l| l.contains(ACK)) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.starts_with("Rapfi silent") => {}
                 Err(e) => return Err(e),

@@ -36,6 +36,11 @@ pub struct DefencesArgs {
     /// Wall-clock limit of Rapfi per search, seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout_s: u64,
+    /// Entries where more moves than this survive the first pass keep `must-defend` without
+    /// points: a threat many moves stop is no test of exact defence, and confirming each of them
+    /// at the full budget is the expensive part.
+    #[arg(long, default_value_t = 6)]
+    pub max_listed: usize,
     /// The suite to write (the input is left as it was).
     #[arg(long)]
     pub out: PathBuf,
@@ -44,7 +49,8 @@ pub struct DefencesArgs {
 /// What the judge found for one entry.
 struct Found {
     tried: usize,
-    holds: Vec<Pos>,
+    /// The moves that hold, or None when more than `max_listed` survived the first pass.
+    holds: Option<Vec<Pos>>,
 }
 
 pub(super) fn defences(a: DefencesArgs) -> Result<(), String> {
@@ -113,27 +119,34 @@ fn candidates(board: &Board) -> Vec<Pos> {
         .collect()
 }
 
-/// The candidates after which Rapfi finds no mate for the attacker, in board order.
+/// The candidates after which Rapfi finds no mate for the attacker, in board order; None when
+/// more than `max_listed` survive the first pass.
 fn holding(
     rapfi: &mut Rapfi,
     board: &Board,
     candidates: &[Pos],
     a: &DefencesArgs,
     timeout: Duration,
-) -> Result<Vec<Pos>, String> {
-    let mut holds = Vec::new();
+) -> Result<Option<Vec<Pos>>, String> {
+    let mut survivors = Vec::new();
     for &mv in candidates {
         let mut after = board.clone();
         after.play(mv).map_err(|e| e.to_string())?;
-        if after.winner().is_some()
-            || (!refuted(rapfi, &after, a.quick_nodes, a, timeout)?
-                && !refuted(rapfi, &after, a.nodes, a, timeout)?)
-        {
+        if after.winner().is_some() || !refuted(rapfi, &after, a.quick_nodes, a, timeout)? {
+            survivors.push((mv, after));
+        }
+    }
+    if survivors.len() > a.max_listed {
+        return Ok(None);
+    }
+    let mut holds = Vec::new();
+    for (mv, after) in survivors {
+        if after.winner().is_some() || !refuted(rapfi, &after, a.nodes, a, timeout)? {
             holds.push(mv);
         }
     }
     holds.sort();
-    Ok(holds)
+    Ok(Some(holds))
 }
 
 /// Does the side to move on `after` (the attacker) mate, by Rapfi at `nodes`? A Rapfi that dies
@@ -165,8 +178,17 @@ fn rewrite(text: &str, found: &HashMap<String, Found>, a: &DefencesArgs) -> Stri
         }
         match current {
             Some(f) if line.trim_start().starts_with("expect must-defend") => {
-                let points: Vec<String> = f
-                    .holds
+                let Some(holds) = &f.holds else {
+                    writeln!(
+                        out,
+                        "# defences: more than {} of {} moves within {DEFENCE_REACH} of a stone \
+                         survive Rapfi's first pass at {} nodes (not listed)\n{line}",
+                        a.max_listed, f.tried, a.quick_nodes
+                    )
+                    .expect("writing to a String");
+                    continue;
+                };
+                let points: Vec<String> = holds
                     .iter()
                     .map(|p| format!("{},{}", p.x(), p.y()))
                     .collect();
@@ -174,13 +196,13 @@ fn rewrite(text: &str, found: &HashMap<String, Found>, a: &DefencesArgs) -> Stri
                     out,
                     "# defences: {} of {} moves within {DEFENCE_REACH} of a stone hold (Rapfi \
                      finds no mate after them at {} then {} nodes)",
-                    f.holds.len(),
+                    holds.len(),
                     f.tried,
                     a.quick_nodes,
                     a.nodes
                 )
                 .expect("writing to a String");
-                if f.holds.is_empty() {
+                if holds.is_empty() {
                     out.push_str("# every move was refuted: the position is lost\nexpect lost\n");
                 } else {
                     writeln!(out, "expect must-defend {}", points.join(" "))
@@ -198,13 +220,14 @@ fn rewrite(text: &str, found: &HashMap<String, Found>, a: &DefencesArgs) -> Stri
 
 /// How many entries have 0, 1, 2, 3 and more holding moves.
 fn histogram(found: &HashMap<String, Found>) -> String {
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for f in found.values() {
-        counts[f.holds.len().min(4)] += 1;
+        counts[f.holds.as_ref().map_or(5, |h| h.len().min(4))] += 1;
     }
     format!(
-        "judge defences: moves that hold: none (lost) {}, one {}, two {}, three {}, more {}\n",
-        counts[0], counts[1], counts[2], counts[3], counts[4]
+        "judge defences: moves that hold: none (lost) {}, one {}, two {}, three {}, four or more \
+         {}, not listed {}\n",
+        counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]
     )
 }
 
@@ -236,7 +259,8 @@ mod tests {
     fn judged_entries_get_their_defences_or_become_lost() {
         let text = "# h\n\n[a game 1 ply 3]\n# judge 0\nsize 15 15\nmoves 7,7 8,8 7,8\n\
                     expect must-defend\n\n[b game 2 ply 3]\nmoves 7,7 8,8 7,8\nexpect must-defend\n\
-                    \n[c game 3 ply 3]\nmoves 7,7\nexpect win-vct\n";
+                    \n[c game 3 ply 3]\nmoves 7,7\nexpect win-vct\n\n[d game 4 ply 3]\n\
+                    moves 7,7 8,8 7,8\nexpect must-defend\n";
         let b = notation::replay(&[(7, 7)], (15, 15), Rule::Freestyle, ReplayEnd::default())
             .expect("legal");
         let p = |x, y| b.pos(x, y).expect("on the board");
@@ -245,14 +269,21 @@ mod tests {
                 "a game 1 ply 3".to_string(),
                 Found {
                     tried: 40,
-                    holds: vec![p(7, 6), p(7, 9)],
+                    holds: Some(vec![p(7, 6), p(7, 9)]),
+                },
+            ),
+            (
+                "d game 4 ply 3".to_string(),
+                Found {
+                    tried: 40,
+                    holds: None,
                 },
             ),
             (
                 "b game 2 ply 3".to_string(),
                 Found {
                     tried: 40,
-                    holds: vec![],
+                    holds: Some(vec![]),
                 },
             ),
         ]);
@@ -262,6 +293,7 @@ mod tests {
             quick_nodes: 5,
             nodes: 50,
             timeout_s: 1,
+            max_listed: 6,
             out: "o".into(),
         };
         let out = rewrite(text, &found, &a);
@@ -272,6 +304,8 @@ mod tests {
         );
         assert_eq!(ps[1].expect, Expect::Lost);
         assert_eq!(ps[2].expect, Expect::WinVct);
+        assert_eq!(ps[3].expect, Expect::MustDefend(None));
+        assert!(out.contains("more than 6 of 40 moves"));
         assert!(out.contains("# defences: 2 of 40 moves"));
     }
 }

@@ -3,7 +3,7 @@
 //! `scripts/build-rapfi.sh`), and the engine's `engine::tss` is then measured against those
 //! labels, so its verdicts are checked by something other than its own solver.
 //!
-//! Three steps, one subcommand each:
+//! One subcommand per step (`rapfi` runs the judge; one module per other step):
 //! - `positions`: every position of the last N plies of each game of tournament records, one per
 //!   line as `RULE SIZE MOVES # source` (moves as one algebraic move string, `engine::notation`);
 //! - `label`: asks Rapfi for each such line at a fixed node budget (one thread, no time limit,
@@ -15,6 +15,10 @@
 //!   defence exists). Anything else is "none found" and is only counted. Each position carries a
 //!   `# judge` comment with Rapfi's evaluation, move, depth, and the nodes and time at which the
 //!   mate was first reported;
+//! - `split`: cuts a labelled suite by game into the part tuning reads and a held-out part;
+//! - `defences`: the exact defences of each must-defend entry (every nearby move, Rapfi judging);
+//! - `play`: the whole engine moves in each position at its time per move and Rapfi judges the
+//!   move; solved/total and the time to the move beside Rapfi's time to its proof;
 //! - `compare`: runs `engine::tss::analyse` (through the `tactics` runner's judging) on such a
 //!   suite at a fixed budget and prints solved/total and median time per rule and label beside
 //!   Rapfi's nodes and time to its proof.

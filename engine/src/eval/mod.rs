@@ -155,7 +155,9 @@ pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32])
     softmax_over(&legal[..n], logits, policy);
 }
 
-fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
+/// Softmax of `logits` over the `legal` indices into `policy` (zero elsewhere; uniform over
+/// them when the logits overflow).
+pub(crate) fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
     policy.iter_mut().for_each(|v| *v = 0.0);
     let max = legal
         .iter()

@@ -29,23 +29,31 @@ pub struct Head {
 /// Buffers of one evaluation, kept between evaluations.
 #[derive(Clone, Debug, Default)]
 pub struct Scratch {
-    /// Features on the board padded by one zero point: `[(h + 2) * (w + 2)][dim]`.
+    /// Features on the board padded by one zero point: `[(h + 2) * (w + 2)][dim]`. Only the
+    /// inside is written, so the border stays zero from the allocation on.
     features: Vec<f32>,
     /// Points whose accumulator gets the forbidden vector.
     forbidden: Vec<bool>,
+    /// The int16 vectors added to every point (`[0]`) and to forbidden points (`[1]`).
     bias: [Vec<i32>; 2],
     sum: Vec<f32>,
+    /// Per point, the policy's 1x1 sums in `PART` lanes (channel c in lane c % PART).
+    parts: Vec<f32>,
     hidden: Vec<f32>,
 }
 
+/// Lanes of the policy's per-point partial sums: fixed, so every path adds in the same order.
+const PART: usize = 16;
+
 impl Head {
-    /// Logits of the `w` x `h` board (`logits`, `y * w + x`) and the value, from the side to
-    /// move's accumulator `acc` (`[point][dim]`).
+    /// Logits of the `w` x `h` board's `empty` points (`logits`, `y * w + x`; the bias alone
+    /// at the others) and the value, from the side to move's accumulator `acc` (`[point][dim]`).
     #[allow(clippy::too_many_arguments)]
     pub fn forward(
         &self,
         simd: Simd,
         acc: &[i16],
+        empty: &[bool],
         (w, h): (usize, usize),
         black: bool,
         forbidden: &[usize],
@@ -54,28 +62,36 @@ impl Head {
     ) -> f32 {
         let dim = self.dim;
         let s = scratch;
-        s.features.clear();
-        s.features.resize((w + 2) * (h + 2) * dim, 0.0);
+        let padded = (w + 2) * (h + 2) * dim;
+        if s.features.len() != padded {
+            s.features.clear();
+            s.features.resize(padded, 0.0);
+        }
         s.forbidden.clear();
         s.forbidden.resize(w * h, false);
         forbidden.iter().for_each(|&i| s.forbidden[i] = true);
         let base = |c: usize| if black { self.black[c] as i32 } else { 0 };
-        s.bias[0] = (0..dim).map(base).collect();
-        s.bias[1] = (0..dim)
-            .map(|c| base(c) + self.forbidden[c] as i32)
-            .collect();
+        s.bias[0].clear();
+        s.bias[0].extend((0..dim).map(base));
+        s.bias[1].clear();
+        s.bias[1].extend((0..dim).map(|c| base(c) + self.forbidden[c] as i32));
         s.sum.clear();
         s.sum.resize(dim, 0.0);
+        s.parts.clear();
+        s.parts.resize(w * h * PART, 0.0);
         let pass = Pass {
             head: self,
             acc,
+            empty,
             w,
             h,
             scratch: s,
             logits,
         };
-        match dim % 16 {
-            0 => vectorized(simd, Lanes::<16>(pass)),
+        // Nine taps of weights stay in registers: 16 lanes fill AVX-512's 32 registers, 8 lanes
+        // AVX2's 16.
+        match (simd, dim % 16) {
+            (Simd::Avx512Vnni, 0) => vectorized(simd, Lanes::<16>(pass)),
             _ => vectorized(simd, Lanes::<8>(pass)),
         }
         self.value(s, w * h)
@@ -105,6 +121,8 @@ impl Head {
 struct Pass<'a> {
     head: &'a Head,
     acc: &'a [i16],
+    /// The points whose logit is computed (the others are occupied: masked anyway).
+    empty: &'a [bool],
     w: usize,
     h: usize,
     scratch: &'a mut Scratch,
@@ -117,56 +135,75 @@ struct Lanes<'a, const L: usize>(Pass<'a>);
 impl<const L: usize> Elementwise for Lanes<'_, L> {
     #[inline(always)]
     fn run(self) {
+        // Row by row, the features a policy row reads made just before it: the working set
+        // stays in the first-level cache.
         let mut p = self.0;
-        features(&mut p);
-        policy::<L>(p);
+        for y in 0..p.h {
+            features::<L>(&mut p, y);
+            if y >= 1 {
+                policy::<L>(&mut p, y - 1);
+            }
+        }
+        let last = p.h - 1;
+        policy::<L>(&mut p, last);
+        let (logits, parts) = (&mut *p.logits, &p.scratch.parts);
+        for (logit, part) in logits.iter_mut().zip(parts.chunks_exact(PART)) {
+            *logit = p.head.out_bias + part.iter().sum::<f32>();
+        }
     }
 }
 
-/// `clamp(acc + bias, 0, 1)` into the padded feature image, and their sum per channel.
+/// Row `y` of `clamp(acc + bias, 0, 1)` into the padded feature image, and their sum per
+/// channel.
 #[inline(always)]
-fn features(p: &mut Pass) {
+fn features<const L: usize>(p: &mut Pass, y: usize) {
     let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
-    let inv = 1.0 / head.scale;
-    let top = head.scale as i32;
+    let (inv, top) = (1.0 / head.scale, head.scale as i32);
     let s = &mut *p.scratch;
-    for y in 0..p.h {
-        for x in 0..p.w {
-            let i = y * p.w + x;
-            let bias = &s.bias[s.forbidden[i] as usize];
-            let a = &p.acc[i * dim..(i + 1) * dim];
-            let f = &mut s.features[((y + 1) * pw + x + 1) * dim..][..dim];
-            for (((f, &a), &b), sum) in f.iter_mut().zip(a).zip(bias).zip(s.sum.iter_mut()) {
-                *f = (a as i32 + b).clamp(0, top) as f32 * inv;
-                *sum += *f;
+    for x in 0..p.w {
+        let i = y * p.w + x;
+        let bias = &s.bias[s.forbidden[i] as usize];
+        let at = ((y + 1) * pw + x + 1) * dim;
+        for g in (0..dim).step_by(L) {
+            let a: &[i16; L] = p.acc[i * dim + g..][..L].try_into().expect("L");
+            let b: &[i32; L] = bias[g..g + L].try_into().expect("L");
+            let f: &mut [f32; L] = (&mut s.features[at + g..][..L]).try_into().expect("L");
+            let sum: &mut [f32; L] = (&mut s.sum[g..g + L]).try_into().expect("L");
+            for l in 0..L {
+                f[l] = (a[l] as i32 + b[l]).clamp(0, top) as f32 * inv;
+                sum[l] += f[l];
             }
         }
     }
 }
 
-/// Depthwise 3x3 + bias, clamp, 1x1 to the logit, point by point.
+/// Row `y` of the policy: depthwise 3x3 + bias, clamp, 1x1 into the per-point partial sums,
+/// `L` channels at a time with their weights in registers.
 #[inline(always)]
-fn policy<const L: usize>(p: Pass) {
+fn policy<const L: usize>(p: &mut Pass, y: usize) {
     let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
-    let f = &p.scratch.features;
-    for y in 0..p.h {
+    let (f, parts) = (&p.scratch.features, &mut p.scratch.parts);
+    let taps: [usize; 9] = std::array::from_fn(|t| ((t / 3) * pw + t % 3) * dim);
+    for g in (0..dim).step_by(L) {
+        let lanes = |v: &[f32], at: usize| -> [f32; L] { v[at..at + L].try_into().expect("L") };
+        let wt: [[f32; L]; 9] = std::array::from_fn(|t| lanes(&head.dw, t * dim + g));
+        let (bias, out) = (lanes(&head.dw_bias, g), lanes(&head.out, g));
         for x in 0..p.w {
-            let mut part = [0f32; L];
-            for g in (0..dim).step_by(L) {
-                let mut t: [f32; L] = head.dw_bias[g..g + L].try_into().expect("L lanes");
-                for (tap, wrow) in head.dw.chunks_exact(dim).enumerate() {
-                    let at = ((y + tap / 3) * pw + x + tap % 3) * dim + g;
-                    let (xs, ws) = (&f[at..at + L], &wrow[g..g + L]);
-                    for l in 0..L {
-                        t[l] += ws[l] * xs[l];
-                    }
-                }
-                let o = &head.out[g..g + L];
+            if !p.empty[y * p.w + x] {
+                continue;
+            }
+            let at = (y * pw + x) * dim + g;
+            let mut t = bias;
+            for (w, &off) in wt.iter().zip(&taps) {
+                let xs = lanes(f, at + off);
                 for l in 0..L {
-                    part[l] += o[l] * t[l].clamp(0.0, 1.0);
+                    t[l] += w[l] * xs[l];
                 }
             }
-            p.logits[y * p.w + x] = head.out_bias + part.iter().sum::<f32>();
+            let part = &mut parts[(y * p.w + x) * PART + g % PART..][..L];
+            for l in 0..L {
+                part[l] += out[l] * t[l].clamp(0.0, 1.0);
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ mod head;
 mod table;
 
 use std::path::Path;
+use std::sync::Arc;
 
 pub use accumulator::{Accumulator, Sync};
 pub use evaluator::PatternEvaluator;
@@ -24,14 +25,15 @@ use table::QTable;
 use super::LoadError;
 use super::Simd;
 use super::load::{Inits, decode, prop, same_structure};
-use crate::game::{Board, Color};
+use crate::game::{Board, Cell, Color};
 use crate::net::pattern::{KEYS, PATTERN_FORM, PatternWeights, VALUE_HIDDEN};
 use crate::net::{ModelMeta, meta_keys};
 
 /// A pattern network loaded for the native runtime.
 #[derive(Clone, Debug)]
 pub struct PatternNet {
-    table: QTable,
+    /// Shared by clones: 12.6 MB at D = 32, and its rows stay aligned to cache lines.
+    table: Arc<QTable>,
     head: Head,
     meta: ModelMeta,
     id: u64,
@@ -43,6 +45,8 @@ pub struct PatternNet {
 pub struct PatternState {
     pub acc: Accumulator,
     scratch: Scratch,
+    /// The empty points of the board evaluated (dense order).
+    empty: Vec<bool>,
 }
 
 impl PatternNet {
@@ -113,7 +117,7 @@ impl PatternNet {
             fc2: w.value_fc2.clone(),
         };
         PatternNet {
-            table: QTable::new(&w.table, d, scale),
+            table: Arc::new(QTable::new(&w.table, d, scale)),
             head,
             meta,
             id,
@@ -157,9 +161,12 @@ impl PatternNet {
         )
     }
 
-    /// Brings `state`'s accumulator to `board` (incrementally from its last board when near).
+    /// Brings `state`'s accumulator of the side to move's view (`view_of`) to `board`,
+    /// incrementally from that view's last board when near.
     pub fn sync(&self, state: &mut PatternState, board: &Board) -> Sync {
-        state.acc.sync(&self.table, board, self.simd)
+        state
+            .acc
+            .sync(&self.table, board, self.simd, view_of(board))
     }
 
     /// A from-scratch accumulator of `board` (the reference the incremental one must equal).
@@ -170,7 +177,9 @@ impl PatternNet {
     }
 
     /// The logits (`y * w + x`, into `logits`) and value of `board` for the side to move;
-    /// `forbidden` lists the dense indices of the points forbidden to it.
+    /// `forbidden` lists the dense indices of the points forbidden to it. Only the empty
+    /// points' logits are computed (an occupied point's is the output bias: it is never a
+    /// move, and its share of the work is saved).
     ///
     /// # Panics
     /// If `logits` is not one per point (a caller bug).
@@ -188,11 +197,16 @@ impl PatternNet {
         );
         self.sync(state, board);
         let black = board.side_to_move() == Color::Black;
-        let acc = state.acc.view(usize::from(!black));
+        let acc = state.acc.view(view_of(board));
         let size = (board.width(), board.height());
-        let s = &mut state.scratch;
+        state.empty.clear();
+        for y in 0..board.height() {
+            let row = board.row_cells(y).iter();
+            state.empty.extend(row.map(|&c| c == Cell::Empty));
+        }
+        let (s, empty) = (&mut state.scratch, &state.empty);
         self.head
-            .forward(self.simd, acc, size, black, forbidden, s, logits)
+            .forward(self.simd, acc, empty, size, black, forbidden, s, logits)
     }
 
     /// Why the network should not play a `rule` game on a `w` x `h` board, or None.
@@ -206,6 +220,11 @@ impl PatternNet {
         }
         m.refuses(rule, w, h)
     }
+}
+
+/// The accumulator view of the side to move: 0 when black is to move (black's stones own).
+pub fn view_of(board: &Board) -> usize {
+    usize::from(board.side_to_move() != Color::Black)
 }
 
 /// The weights of a graph that says it is a pattern network, after checking it is the writer's.

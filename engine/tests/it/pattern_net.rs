@@ -366,8 +366,9 @@ fn the_native_pattern_network_matches_onnx_runtime_on_game_positions() {
         boards.len()
     );
     // The table and the two vectors rounded to int16 (3e-5 of 1.0 at this table's scale):
-    // measured here 5.9e-6 on the probabilities and 7.8e-5 on the values.
-    assert!(worst_p < 2e-3 && worst_v < 2e-3, "{worst_p} {worst_v}");
+    // measured here 5.9e-6 on the probabilities and 7.8e-5 on the values (leaving out the
+    // forbidden vector gives 6e-3 and 3e-3).
+    assert!(worst_p < 1e-4 && worst_v < 5e-4, "{worst_p} {worst_v}");
     assert!(
         clipped > 0,
         "the values never left 0: the test would not see a wrong head"

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use engine::eval::Evaluator;
 use engine::eval::features;
-use engine::eval::native::pattern::{PatternEvaluator, PatternNet, PatternState, Sync, view_of};
+use engine::eval::native::pattern::{PatternEvaluator, PatternNet, PatternState, Reached, view_of};
 use engine::eval::native::{LoadError, NativeNet, Simd};
 use engine::game::{Board, Pos, Rule};
 use engine::net::pattern::{KEYS, PatternWeights};
@@ -65,8 +65,8 @@ fn the_incremental_accumulator_equals_one_from_scratch() {
                     _ => {}
                 }
                 match net.sync(&mut state, &board) {
-                    Sync::Refresh => refreshes += 1,
-                    Sync::Incremental { .. } => incremental += 1,
+                    Reached::Refresh => refreshes += 1,
+                    Reached::Incremental { .. } => incremental += 1,
                 }
                 let view = view_of(&board);
                 assert!(
@@ -114,7 +114,7 @@ fn stones_on_the_edges_see_the_board_end() {
     assert!(state.acc.view(0) != before.as_slice());
     assert!(matches!(
         net.sync(&mut state, &empty),
-        Sync::Incremental {
+        Reached::Incremental {
             undone: 8,
             played: 0
         }

@@ -17,7 +17,7 @@ const MAX_INCREMENTAL: usize = 24;
 
 /// How `Accumulator::sync` reached the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sync {
+pub enum Reached {
     /// Stones taken back and stones played.
     Incremental {
         undone: usize,
@@ -62,7 +62,7 @@ impl Accumulator {
     }
 
     /// Brings view `view` to `board`, incrementally when it is near that view's last board.
-    pub fn sync(&mut self, table: &QTable, board: &Board, simd: Simd, view: usize) -> Sync {
+    pub fn sync(&mut self, table: &QTable, board: &Board, simd: Simd, view: usize) -> Reached {
         let v = &mut self.views[view];
         let same_size = v.size == (board.width(), board.height())
             && v.acc.len() == board.width() * board.height() * table.dim();
@@ -76,7 +76,7 @@ impl Accumulator {
         let (undone, played) = (v.history.len() - common, new.len() - common);
         if !same_size || undone + played > MAX_INCREMENTAL {
             v.refresh(table, board, simd, view);
-            return Sync::Refresh;
+            return Reached::Refresh;
         }
         while v.history.len() > common {
             let (p, c) = v.history.pop().expect("longer than the common prefix");
@@ -87,7 +87,7 @@ impl Accumulator {
             v.history.push((p, c));
         }
         v.flush(table, simd);
-        Sync::Incremental { undone, played }
+        Reached::Incremental { undone, played }
     }
 
     /// Recomputes both views of `board` from its cells.

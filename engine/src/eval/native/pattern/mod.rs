@@ -17,7 +17,7 @@ mod table;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use accumulator::{Accumulator, Sync};
+pub use accumulator::{Accumulator, Reached};
 pub use evaluator::PatternEvaluator;
 use head::{Head, Scratch};
 use table::QTable;
@@ -163,7 +163,7 @@ impl PatternNet {
 
     /// Brings `state`'s accumulator of the side to move's view (`view_of`) to `board`,
     /// incrementally from that view's last board when near.
-    pub fn sync(&self, state: &mut PatternState, board: &Board) -> Sync {
+    pub fn sync(&self, state: &mut PatternState, board: &Board) -> Reached {
         state
             .acc
             .sync(&self.table, board, self.simd, view_of(board))

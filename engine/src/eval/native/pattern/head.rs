@@ -181,6 +181,8 @@ fn features<const L: usize>(p: &mut Pass, y: usize) {
 /// Row `y` of the policy: depthwise 3x3 + bias, clamp, 1x1 into the per-point partial sums,
 /// `L` channels at a time with their weights in registers.
 #[inline(always)]
+// max/min rather than clamp: clamp's check of its bounds sits in the loop.
+#[allow(clippy::manual_clamp)]
 fn policy<const L: usize>(p: &mut Pass, y: usize) {
     let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
     let (f, parts) = (&p.scratch.features, &mut p.scratch.parts);

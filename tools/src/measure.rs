@@ -11,7 +11,8 @@
 //!   without, interleaved.
 //! - `network`: positions/s of one forward pass of `models/default.onnx` in this process, one
 //!   thread, at several batch sizes: the native runtime on each kernel family this CPU has, and
-//!   ONNX Runtime.
+//!   ONNX Runtime; and the pattern network (`eval::native::pattern`, random weights) along a
+//!   search-like walk of leaves, natively (incremental) and on ONNX Runtime.
 //!
 //! The black-box tests check the same behaviour (`tests/tests/it/hot_reload.rs`: every file is
 //! loaded or refused, the old model stays, no move is illegal) without timing it; they use the
@@ -88,7 +89,8 @@ enum Figure {
         turn_ms: u64,
     },
     /// Positions/s of the embedded `models/default.onnx` on 15x15 positions, one thread, at
-    /// batch 1, 8, 16, 32: native (each kernel family) and ONNX Runtime.
+    /// batch 1, 8, 16, 32: native (each kernel family) and ONNX Runtime; then the pattern
+    /// network's evaluations/s along a search-like walk, native and on ONNX Runtime.
     Network {
         /// Seconds measured per cell of the table.
         #[arg(long, default_value_t = 1.0)]
@@ -661,7 +663,7 @@ fn network(seconds: f64, only: &[String]) -> Result<(), String> {
             .map(|k| Simd::from_env(k))
             .collect::<Result<Vec<_>, _>>()?,
     };
-    for simd in kernels {
+    for &simd in &kernels {
         let net = net.clone().with_simd(simd);
         let mut row = format!("{:<22}", format!("native {simd}"));
         for b in batches {
@@ -672,9 +674,160 @@ fn network(seconds: f64, only: &[String]) -> Result<(), String> {
         println!("{row}");
     }
     if !only.is_empty() {
-        return Ok(());
+        return pattern_network(seconds, &kernels, false);
     }
-    network_onnx(seconds, bytes, &planes, &batches)
+    network_onnx(seconds, bytes, &planes, &batches)?;
+    pattern_network(seconds, &kernels, true)
+}
+
+/// `n` 15x15 freestyle boards along a search-like walk from a 30-stone middle game: each leaf
+/// is the last one with 0 to 3 moves taken back and 1 to 3 played (never above the root).
+fn pattern_walk(n: usize) -> Vec<Board> {
+    let root = engine::bench::position(Rule::Freestyle, 30);
+    let (mut rng, mut board) = (Rng::new(74), root.clone());
+    let mut boards = Vec::with_capacity(n);
+    while boards.len() < n {
+        for _ in 0..rng.below(4) {
+            if board.move_count() > root.move_count() {
+                board.undo();
+            }
+        }
+        for _ in 0..1 + rng.below(3) {
+            let legal = board.legal_moves();
+            if board.winner().is_some() || legal.is_empty() {
+                board = root.clone();
+                break;
+            }
+            let _ = board.play(legal[rng.below(legal.len())]);
+        }
+        boards.push(board.clone());
+    }
+    boards
+}
+
+/// Seconds of CPU this thread has used: under a loaded machine, a rate per CPU-second is the
+/// rate per core the figure is about.
+fn thread_cpu_seconds() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes the struct we pass.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+/// (per wall second, per CPU-second) of `f`, which does `per_call` evaluations, for about
+/// `seconds` of wall time.
+fn rates(seconds: f64, per_call: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm-up
+    let (start, cpu) = (Instant::now(), thread_cpu_seconds());
+    let mut done = 0usize;
+    while start.elapsed().as_secs_f64() < seconds || done == 0 {
+        f();
+        done += per_call;
+    }
+    let (wall, cpu) = (start.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu);
+    (done as f64 / wall, done as f64 / cpu.max(1e-9))
+}
+
+/// "  33157 /s  61000 /CPU-s" for a cell of the pattern table.
+fn cell((wall, cpu): (f64, f64)) -> String {
+    format!("{wall:>9.0} {cpu:>9.0}")
+}
+
+/// The pattern network (random weights, D = 32) along a search-like walk, one thread: native
+/// on each kernel path (the `Evaluator` with its legal-move softmax, and the network alone),
+/// and with `onnx`, the same file on ONNX Runtime on the walk's encoded positions.
+fn pattern_network(
+    seconds: f64,
+    kernels: &[engine::eval::native::Simd],
+    onnx: bool,
+) -> Result<(), String> {
+    use engine::eval::Evaluator;
+    use engine::eval::native::pattern::{PatternEvaluator, PatternNet, PatternState};
+    use engine::net::PatternWeights;
+    let w =
+        PatternWeights::random(engine::net::pattern::DEFAULT_DIM, 1).map_err(|e| e.to_string())?;
+    let bytes = engine::net::pattern_onnx_bytes(&w, &w.meta(0)).map_err(|e| e.to_string())?;
+    let net = PatternNet::from_bytes(&bytes).map_err(|e| e.to_string())?;
+    let boards = pattern_walk(4096);
+    println!();
+    println!(
+        "pattern network (D=32, random weights), 15x15, one thread, a search-like walk of {} \
+         leaves: evaluations per wall second and per CPU-second",
+        boards.len()
+    );
+    println!("{:<22}{:>19}{:>19}", "", "evaluator", "network alone");
+    for &simd in kernels {
+        let ev = PatternEvaluator::new(net.clone().with_simd(simd));
+        let mut out = Vec::new();
+        let full = rates(seconds, boards.len(), || {
+            boards.iter().for_each(|b| ev.evaluate(&[b], &mut out))
+        });
+        let net = net.clone().with_simd(simd);
+        let (mut state, mut logits) = (PatternState::default(), vec![0f32; 225]);
+        let alone = rates(seconds, boards.len(), || {
+            for b in &boards {
+                net.evaluate(&mut state, b, &[], &mut logits);
+            }
+        });
+        let name = format!("native {simd}");
+        println!("{name:<22}{} {}", cell(full), cell(alone));
+    }
+    let planes = encoded(&boards[..64]);
+    let cpu32 = engine::eval::embedded::DEFAULT_MODELS[0].1;
+    let resnet = engine::eval::native::NativeNet::from_bytes(cpu32).map_err(|e| e.to_string())?;
+    for &simd in kernels {
+        let net = resnet.clone().with_simd(simd);
+        let mut i = 0;
+        let r = rates(seconds, 1, || {
+            let x = &planes[(i % 64) * 11 * 225..][..11 * 225];
+            i += 1;
+            let _ = net.run(x, 1, 15, 15);
+        });
+        println!(
+            "{:<22}{} (positions, planes given)",
+            format!("cpu32 native {simd} b1"),
+            cell(r)
+        );
+    }
+    if onnx {
+        pattern_onnx(seconds, &bytes, &planes, "pattern onnx runtime")?;
+        pattern_onnx(seconds, cpu32, &planes, "cpu32 onnx runtime")?;
+    }
+    Ok(())
+}
+
+/// The input planes of `boards`.
+fn encoded(boards: &[Board]) -> Vec<f32> {
+    boards
+        .iter()
+        .flat_map(|b| {
+            let mut x = vec![0f32; engine::eval::features::input_len(b)];
+            engine::eval::features::encode(b, &mut x);
+            x
+        })
+        .collect()
+}
+
+/// A model on ONNX Runtime, one intra-op thread, at batch 1 and 32 of 64 encoded 15x15 positions.
+fn pattern_onnx(seconds: f64, bytes: &[u8], planes: &[f32], name: &str) -> Result<(), String> {
+    use engine::eval::onnx::{Device, OnnxModel};
+    let mut model = OnnxModel::from_bytes(bytes, 1, Device::Cpu).map_err(|e| e.to_string())?;
+    let per = 11 * 225;
+    for batch in [1usize, 32] {
+        let mut i = 0;
+        let r = rates(seconds, batch, || {
+            let first = i % (64 - batch + 1);
+            i += batch;
+            let _ = model.run(&planes[first * per..(first + batch) * per], batch, 15, 15);
+        });
+        println!(
+            "{:<22}{} (positions, planes given)",
+            format!("{name} b{batch}"),
+            cell(r)
+        );
+    }
+    Ok(())
 }
 
 fn network_onnx(

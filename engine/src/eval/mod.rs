@@ -8,7 +8,8 @@
 //! - `network` — the network seam: the `Backend` trait (planes in, logits and values out) and
 //!   `NetEvaluator`, the one evaluator over any backend (encode, forward, legal mask).
 //! - `native` — the engine's own inference for its ResNet form (fp32, int8 QDQ), pure Rust with
-//!   kernels for the CPU: it plays the embedded networks and model files of that form.
+//!   kernels for the CPU: it plays the embedded networks and model files of that form; and for
+//!   the pattern network (`native::pattern`: incremental int16 accumulators, its own evaluator).
 //! - `onnx` — ONNX Runtime; the only module that names an inference runtime.
 //! - `onnx_evaluator` — the ONNX Runtime backend (a pool of sessions) and `OnnxEvaluator`.
 //! - `by_claim` — `ByClaim`: several networks as one evaluator, each playing the games it claims
@@ -155,7 +156,9 @@ pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32])
     softmax_over(&legal[..n], logits, policy);
 }
 
-fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
+/// Softmax of `logits` over the `legal` indices into `policy` (zero elsewhere; uniform over
+/// them when the logits overflow).
+pub(crate) fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
     policy.iter_mut().for_each(|v| *v = 0.0);
     let max = legal
         .iter()

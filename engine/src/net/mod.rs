@@ -1,7 +1,8 @@
 //! The policy/value network as plain data (network contract v1): presets, shapes, weights with
 //! BatchNorm already folded, model metadata, the ONNX writer (fp32, and int8 QDQ: the numbers in
-//! `int8`, calibration and reading a model back in `quant`) and a naive reference forward pass.
-//! Files, lowest first: `weights`, `reference`, `int8`, `writer`, `quant`.
+//! `int8`, calibration and reading a model back in `quant`) and a naive reference forward pass;
+//! and the pattern network's contract and weights (`pattern`), written by the same writer.
+//! Files, lowest first: `weights`, `pattern`, `reference`, `int8`, `writer`, `quant`.
 //!
 //! Shared by the engine (tests, tiny models), the trainer (export after training) and tools.
 //! Must not depend on any inference runtime (`ort`, `tch`) or on search code: it knows tensors,
@@ -10,16 +11,18 @@
 
 mod int8;
 pub mod onnx_pb;
+pub mod pattern;
 pub mod quant;
 mod reference;
 mod weights;
 mod writer;
 
+pub use pattern::PatternWeights;
 pub use reference::reference_forward;
 pub use weights::{Conv, Dense, NetWeights, ResBlock, fold_batchnorm};
 pub use writer::{
-    QUANTIZATION_KEY, model_meta, model_proto, onnx_bytes, quantized_model_proto,
-    quantized_onnx_bytes, set_claim, write_atomic, write_model_file,
+    QUANTIZATION_KEY, model_meta, model_proto, onnx_bytes, pattern_model_proto, pattern_onnx_bytes,
+    quantized_model_proto, quantized_onnx_bytes, set_claim, write_atomic, write_model_file,
 };
 
 use std::fmt;
@@ -59,6 +62,9 @@ pub mod meta_keys {
     /// The board sizes it was trained (or measured) for, comma separated (`15,20`); absent: not
     /// stated.
     pub const BOARD_SIZES: &str = "fivezero.board_sizes";
+    /// The network's architecture when it is not the ResNet (`pattern`: `net::pattern`);
+    /// absent: the ResNet.
+    pub const FORM: &str = "fivezero.form";
 }
 
 /// Errors of building, checking or writing a network description.

@@ -17,7 +17,12 @@ use super::onnx_pb::{
     TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_proto::DataType, tensor_shape_proto, type_proto,
 };
-use super::{Conv, INPUT_NAME, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME};
+use super::pattern::{
+    DIRECTIONS as PATTERN_DIRECTIONS, KEYS, PATTERN_FORM, PatternWeights, REACH, key_weight,
+};
+use super::{
+    Conv, INPUT_NAME, INPUT_PLANES, ModelMeta, NetError, NetWeights, POLICY_NAME, VALUE_NAME,
+};
 
 pub const OPSET: i64 = 17;
 /// Metadata key an int8 export carries (`WeightBits::tag`); fp32 files have none.
@@ -332,6 +337,16 @@ fn build(
         ..Default::default()
     });
 
+    Ok(finish_model(g, meta, quant, c.input_planes))
+}
+
+/// The model around a finished graph: inputs, outputs, opset, metadata.
+fn finish_model(
+    g: Builder,
+    meta: &ModelMeta,
+    quant: Option<(&ActivationRanges, WeightBits)>,
+    input_planes: usize,
+) -> ModelProto {
     let graph = GraphProto {
         node: g.nodes,
         name: Some("fivezero".into()),
@@ -340,7 +355,7 @@ fn build(
             INPUT_NAME,
             &[
                 Dim::Param("N"),
-                Dim::Fixed(c.input_planes as i64),
+                Dim::Fixed(input_planes as i64),
                 Dim::Param("H"),
                 Dim::Param("W"),
             ],
@@ -351,7 +366,7 @@ fn build(
         ],
         ..Default::default()
     };
-    Ok(ModelProto {
+    ModelProto {
         ir_version: Some(IR_VERSION),
         opset_import: vec![OperatorSetIdProto {
             domain: Some(String::new()),
@@ -362,7 +377,7 @@ fn build(
         model_version: Some(meta.step.min(i64::MAX as u64) as i64),
         doc_string: Some(format!(
             "fivezero policy/value network ({} {}x{})",
-            meta.preset, c.blocks, c.channels
+            meta.preset, meta.blocks, meta.channels
         )),
         graph: Some(graph),
         metadata_props: meta
@@ -375,7 +390,189 @@ fn build(
             })
             .collect(),
         ..Default::default()
-    })
+    }
+}
+
+/// The ONNX model of a pattern network (`net::pattern`), labelled with `meta` and
+/// `fivezero.form = pattern`: standard operators only, the same input and outputs as the ResNet.
+/// The line-shape keys come from a fixed-weight 9x9 convolution over the codes (exact in fp32:
+/// integer sums below 2^24), cast to int64 and looked up in the table with Gather.
+pub fn pattern_model_proto(
+    weights: &PatternWeights,
+    meta: &ModelMeta,
+) -> Result<ModelProto, NetError> {
+    weights.validate()?;
+    let d = weights.dim;
+    if (meta.blocks, meta.channels, meta.input_planes) != (0, d, INPUT_PLANES) {
+        return Err(NetError::Config(format!(
+            "metadata says {} blocks x {} channels x {} planes, a pattern network is 0 x {d} x {INPUT_PLANES}",
+            meta.blocks, meta.channels, meta.input_planes
+        )));
+    }
+    let mut g = Builder {
+        nodes: Vec::new(),
+        inits: Vec::new(),
+        quant: None,
+        dequantized: BTreeMap::new(),
+    };
+    let acc = pattern_accumulator(&mut g, weights);
+    let f = pattern_clip(&mut g, "pattern.features", &acc);
+    pattern_policy(&mut g, weights, &f);
+    pattern_value(&mut g, weights, &f);
+    let mut model = finish_model(g, meta, None, INPUT_PLANES);
+    model.doc_string = Some(format!("fivezero pattern network (D={d})"));
+    model.metadata_props.push(StringStringEntryProto {
+        key: Some(super::meta_keys::FORM.into()),
+        value: Some(PATTERN_FORM.into()),
+    });
+    Ok(model)
+}
+
+/// The serialized pattern network (`pattern_model_proto`).
+pub fn pattern_onnx_bytes(weights: &PatternWeights, meta: &ModelMeta) -> Result<Vec<u8>, NetError> {
+    Ok(pattern_model_proto(weights, meta)?.encode_to_vec())
+}
+
+fn int64s(g: &mut Builder, name: &str, v: &[i64]) -> String {
+    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    g.init_raw(name, &[v.len()], DataType::Int64, raw)
+}
+
+fn conv_attrs(k: i64, pad: i64, group: i64) -> Vec<AttributeProto> {
+    vec![
+        attr_ints("kernel_shape", &[k, k]),
+        attr_ints("pads", &[pad, pad, pad, pad]),
+        attr_ints("strides", &[1, 1]),
+        attr_ints("dilations", &[1, 1]),
+        attr_int("group", group),
+    ]
+}
+
+/// The fixed 9x9 kernel of the keys: direction `d`'s output weighs the code `k` steps along it
+/// by `pattern::key_weight(k)`.
+fn key_kernel() -> Vec<f32> {
+    let r = REACH as i64;
+    let side = 2 * REACH + 1;
+    let mut w = vec![0f32; 4 * side * side];
+    for (o, &(dx, dy)) in PATTERN_DIRECTIONS.iter().enumerate() {
+        for k in -r..=r {
+            let (x, y) = ((r + dx * k) as usize, (r + dy * k) as usize);
+            w[(o * side + y) * side + x] = key_weight(k) as f32;
+        }
+    }
+    w
+}
+
+/// Planes -> `acc` `[N, D, H, W]`: codes, keys, table rows summed over the directions, and the
+/// black-to-move and forbidden vectors.
+fn pattern_accumulator(g: &mut Builder, w: &PatternWeights) -> String {
+    let d = w.dim;
+    let side = 2 * REACH + 1;
+    // own + 2 * opponent on the board; the padding reads 3 (off the board).
+    let mut code_w = vec![0f32; INPUT_PLANES];
+    (code_w[0], code_w[1]) = (1.0, 2.0);
+    let cw = g.init("pattern.code_weight", &[1, INPUT_PLANES, 1, 1], &code_w);
+    let codes = g.node(
+        "Conv",
+        "pattern.codes_inner",
+        &[INPUT_NAME, &cw],
+        conv_attrs(1, 0, 1),
+    );
+    let r = REACH as i64;
+    let pads = int64s(g, "pattern.pads", &[0, 0, r, r, 0, 0, r, r]);
+    let off = g.init("pattern.off_board", &[], &[3.0]);
+    let codes = g.node("Pad", "pattern.codes", &[&codes, &pads, &off], vec![]);
+    let kw = g.init("pattern.key_weight", &[4, 1, side, side], &key_kernel());
+    let keys = g.node(
+        "Conv",
+        "pattern.keys_f",
+        &[&codes, &kw],
+        conv_attrs(side as i64, 0, 1),
+    );
+    let to = attr_int("to", DataType::Int64 as i64);
+    let keys = g.node("Cast", "pattern.keys", &[&keys], vec![to]);
+    let table = g.init("pattern.table", &[KEYS, d], &w.table);
+    let rows = g.node(
+        "Gather",
+        "pattern.rows",
+        &[&table, &keys],
+        vec![attr_int("axis", 0)],
+    );
+    let axes = int64s(g, "pattern.direction_axis", &[1]);
+    let sum = g.node(
+        "ReduceSum",
+        "pattern.lines_nhwc",
+        &[&rows, &axes],
+        vec![attr_int("keepdims", 0)],
+    );
+    let lines = g.node(
+        "Transpose",
+        "pattern.lines",
+        &[&sum],
+        vec![attr_ints("perm", &[0, 3, 1, 2])],
+    );
+    let mut acc = lines;
+    for (name, plane, v) in [("black", 10, &w.black), ("forbidden", 2, &w.forbidden)] {
+        let starts = int64s(g, &format!("pattern.{name}_start"), &[plane]);
+        let ends = int64s(g, &format!("pattern.{name}_end"), &[plane + 1]);
+        let axis = int64s(g, &format!("pattern.{name}_axis"), &[1]);
+        let x = g.node(
+            "Slice",
+            &format!("pattern.{name}_plane"),
+            &[INPUT_NAME, &starts, &ends, &axis],
+            vec![],
+        );
+        let v = g.init(&format!("pattern.{name}"), &[1, d, 1, 1], v);
+        let t = g.node("Mul", &format!("pattern.{name}_term"), &[&x, &v], vec![]);
+        acc = g.node("Add", &format!("pattern.acc_{name}"), &[&acc, &t], vec![]);
+    }
+    acc
+}
+
+/// `clamp(x, 0, 1)`.
+fn pattern_clip(g: &mut Builder, name: &str, x: &str) -> String {
+    let lo = g.init(&format!("{name}.min"), &[], &[0.0]);
+    let hi = g.init(&format!("{name}.max"), &[], &[1.0]);
+    g.node("Clip", name, &[x, &lo, &hi], vec![])
+}
+
+fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str) {
+    let d = w.dim;
+    let dw = g.init("policy_dw.weight", &[d, 1, 3, 3], &w.policy_dw);
+    let db = g.init("policy_dw.bias", &[d], &w.policy_dw_bias);
+    let p = g.node(
+        "Conv",
+        "policy_dw",
+        &[f, &dw, &db],
+        conv_attrs(3, 1, d as i64),
+    );
+    let p = pattern_clip(g, "policy_dw.clip", &p);
+    let ow = g.init("policy_out.weight", &[1, d, 1, 1], &w.policy_out);
+    let ob = g.init("policy_out.bias", &[1], &[w.policy_out_bias]);
+    let p = g.node("Conv", "policy_out", &[&p, &ow, &ob], conv_attrs(1, 0, 1));
+    g.nodes.push(NodeProto {
+        input: vec![p],
+        output: vec![POLICY_NAME.into()],
+        name: Some("policy.flatten".into()),
+        op_type: Some("Flatten".into()),
+        attribute: vec![attr_int("axis", 1)],
+        ..Default::default()
+    });
+}
+
+fn pattern_value(g: &mut Builder, w: &PatternWeights, f: &str) {
+    let v = g.node("GlobalAveragePool", "value.mean", &[f], vec![]);
+    let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
+    let v = g.gemm("value_fc1", &w.value_fc1, &v);
+    let v = g.relu("value_fc1.relu", &v);
+    let v = g.gemm("value_fc2", &w.value_fc2, &v);
+    g.nodes.push(NodeProto {
+        input: vec![v],
+        output: vec![VALUE_NAME.into()],
+        name: Some("value.tanh".into()),
+        op_type: Some("Tanh".into()),
+        ..Default::default()
+    });
 }
 
 /// The serialized int8 model (`quantized_model_proto`).

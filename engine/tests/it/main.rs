@@ -9,6 +9,7 @@ mod mcts_bench;
 mod mcts_search;
 mod mcts_speed;
 mod native_inference;
+mod pattern_net;
 // The tests that run models need ONNX Runtime.
 #[cfg(feature = "onnx")]
 mod onnx_python;

@@ -23,18 +23,34 @@ pub enum Form {
     Float(FloatNet),
 }
 
-/// Decodes `bytes` and builds the network they hold.
-pub fn parse(bytes: &[u8]) -> Result<(Form, ModelMeta), LoadError> {
+/// What `same_structure` calls the ResNet in its errors.
+const RESNET: &str = "ResNet form";
+
+/// A decoded model and its fivezero metadata, of feature version 1.
+pub(super) fn decode(bytes: &[u8]) -> Result<(ModelProto, ModelMeta), LoadError> {
     let m = ModelProto::decode(bytes).map_err(|e| LoadError::NotOnnx(e.to_string()))?;
-    let meta = ModelMeta::from_props(|k| {
-        m.metadata_props
-            .iter()
-            .find(|p| p.key.as_deref() == Some(k))
-            .and_then(|p| p.value.clone())
-    })
-    .map_err(LoadError::Contract)?;
+    let meta = ModelMeta::from_props(|k| prop(&m, k)).map_err(LoadError::Contract)?;
     if meta.feature_version != FEATURE_VERSION || meta.input_planes != INPUT_PLANES {
         return Err(LoadError::FeatureVersion(meta.feature_version));
+    }
+    Ok((m, meta))
+}
+
+/// A metadata value of the model.
+pub(super) fn prop(m: &ModelProto, key: &str) -> Option<String> {
+    m.metadata_props
+        .iter()
+        .find(|p| p.key.as_deref() == Some(key))
+        .and_then(|p| p.value.clone())
+}
+
+/// Decodes `bytes` and builds the network they hold.
+pub fn parse(bytes: &[u8]) -> Result<(Form, ModelMeta), LoadError> {
+    let (m, meta) = decode(bytes)?;
+    if let Some(form) = prop(&m, crate::net::meta_keys::FORM) {
+        return Err(LoadError::Unsupported(format!(
+            "a network of form `{form}`, not the ResNet"
+        )));
     }
     let graph = m
         .graph
@@ -44,7 +60,7 @@ pub fn parse(bytes: &[u8]) -> Result<(Form, ModelMeta), LoadError> {
         None => {
             let (weights, _) = weights_from_model(&m).map_err(unsupported)?;
             let expected = crate::net::model_proto(&weights, &meta).map_err(unsupported)?;
-            same_structure(graph, &expected)?;
+            same_structure(graph, &expected, RESNET)?;
             Form::Float(FloatNet::new(&weights))
         }
         Some(tag) => {
@@ -78,11 +94,15 @@ fn quantized_tensors(blocks: usize) -> Vec<String> {
 
 /// Node for node (operators, wiring, attributes) and initializer for initializer (name, type,
 /// shape) the graph the writer makes; the numbers themselves are not compared.
-fn same_structure(graph: &GraphProto, expected: &ModelProto) -> Result<(), LoadError> {
+pub(super) fn same_structure(
+    graph: &GraphProto,
+    expected: &ModelProto,
+    form: &str,
+) -> Result<(), LoadError> {
     let want = expected.graph.as_ref().expect("the writer makes a graph");
     if graph.node.len() != want.node.len() {
         return Err(LoadError::Unsupported(format!(
-            "{} nodes where the engine's ResNet form has {}",
+            "{} nodes where the engine's {form} has {}",
             graph.node.len(),
             want.node.len()
         )));
@@ -92,7 +112,7 @@ fn same_structure(graph: &GraphProto, expected: &ModelProto) -> Result<(), LoadE
             != (&b.op_type, &b.input, &b.output, &b.attribute)
         {
             return Err(LoadError::Unsupported(format!(
-                "node `{}` is not the engine's ResNet form",
+                "node `{}` is not the engine's {form}",
                 a.name.as_deref().unwrap_or("?")
             )));
         }
@@ -102,10 +122,21 @@ fn same_structure(graph: &GraphProto, expected: &ModelProto) -> Result<(), LoadE
         graph.initializer.iter().map(shape).collect(),
         want.initializer.iter().map(shape).collect(),
     );
-    if have != need {
-        return Err(LoadError::Unsupported(
-            "the initializers are not the engine's ResNet form".into(),
-        ));
+    if let Some((h, n)) = have.iter().zip(&need).find(|(h, n)| h != n) {
+        return Err(LoadError::Unsupported(format!(
+            "initializer `{}` {:?} where the engine's {form} has `{}` {:?}",
+            h.0.as_deref().unwrap_or("?"),
+            h.2,
+            n.0.as_deref().unwrap_or("?"),
+            n.2
+        )));
+    }
+    if have.len() != need.len() {
+        return Err(LoadError::Unsupported(format!(
+            "{} initializers where the engine's {form} has {}",
+            have.len(),
+            need.len()
+        )));
     }
     let names = |v: &[crate::net::onnx_pb::ValueInfoProto]| -> Vec<Option<String>> {
         v.iter().map(|i| i.name.clone()).collect()
@@ -117,10 +148,10 @@ fn same_structure(graph: &GraphProto, expected: &ModelProto) -> Result<(), LoadE
 }
 
 /// Initializers by name.
-struct Inits<'a>(BTreeMap<&'a str, &'a TensorProto>);
+pub(super) struct Inits<'a>(BTreeMap<&'a str, &'a TensorProto>);
 
 impl<'a> Inits<'a> {
-    fn new(g: &'a GraphProto) -> Inits<'a> {
+    pub(super) fn new(g: &'a GraphProto) -> Inits<'a> {
         Inits(
             g.initializer
                 .iter()
@@ -129,14 +160,14 @@ impl<'a> Inits<'a> {
         )
     }
 
-    fn get(&self, name: &str) -> Result<&'a TensorProto, LoadError> {
+    pub(super) fn get(&self, name: &str) -> Result<&'a TensorProto, LoadError> {
         self.0
             .get(name)
             .copied()
             .ok_or_else(|| LoadError::Unsupported(format!("tensor `{name}` is missing")))
     }
 
-    fn dims(&self, name: &str) -> Result<Vec<usize>, LoadError> {
+    pub(super) fn dims(&self, name: &str) -> Result<Vec<usize>, LoadError> {
         Ok(self
             .get(name)?
             .dims
@@ -175,7 +206,7 @@ impl<'a> Inits<'a> {
         Ok(v)
     }
 
-    fn f32s(&self, name: &str) -> Result<Vec<f32>, LoadError> {
+    pub(super) fn f32s(&self, name: &str) -> Result<Vec<f32>, LoadError> {
         let v = self.values(
             name,
             DataType::Float,
@@ -216,7 +247,7 @@ impl<'a> Inits<'a> {
         }
     }
 
-    fn dense(&self, name: &str) -> Result<Dense, LoadError> {
+    pub(super) fn dense(&self, name: &str) -> Result<Dense, LoadError> {
         let dims = self.dims(&format!("{name}.weight"))?;
         let [out_features, in_features] = dims[..] else {
             return Err(unsupported(format!("`{name}.weight` is not 2-dimensional")));
@@ -261,7 +292,7 @@ fn quantized(
     };
     let expected =
         crate::net::quantized_model_proto(&standin, meta, &ranges, bits).map_err(unsupported)?;
-    same_structure(graph, &expected)?;
+    same_structure(graph, &expected, RESNET)?;
 
     let layer = |name: &str, input: &str, out: Option<(&str, bool)>, relu: bool| {
         qlayer(&inits, name, input, out, relu)

@@ -8,6 +8,9 @@
 //! - `image` — the padded NHWC image geometry the convolutions run on.
 //! - `simd` — packed int8 weights and the dot-product kernels, `FIVEZERO_SIMD`.
 //! - `quant` — the int8 network; `float` — the fp32 network and the value head.
+//! - `pattern` — the pattern network (`net::pattern`), a form of its own: int16 table rows
+//!   summed into accumulators updated move by move, and its `Evaluator`. Its files are not
+//!   `NativeNet`s (which refuses them as `Unsupported`).
 //!
 //! Depends on `net` (the contract, the writer for the structure check, the protobuf types) and
 //! the network seam (`network::Backend`); names no inference runtime.
@@ -15,6 +18,7 @@
 mod float;
 mod image;
 mod load;
+pub mod pattern;
 mod quant;
 pub mod simd;
 

@@ -325,17 +325,7 @@ fn build(
         &[&mean, &max],
         vec![attr_int("axis", 1)],
     );
-    let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
-    let v = g.gemm("value_fc1", &weights.value_fc1, &v);
-    let v = g.relu("value_fc1.relu", &v);
-    let v = g.gemm("value_fc2", &weights.value_fc2, &v);
-    g.nodes.push(NodeProto {
-        input: vec![v],
-        output: vec![VALUE_NAME.into()],
-        name: Some("value.tanh".into()),
-        op_type: Some("Tanh".into()),
-        ..Default::default()
-    });
+    value_mlp(&mut g, (&weights.value_fc1, &weights.value_fc2), &v);
 
     Ok(finish_model(g, meta, quant, c.input_planes))
 }
@@ -562,10 +552,16 @@ fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str) {
 
 fn pattern_value(g: &mut Builder, w: &PatternWeights, f: &str) {
     let v = g.node("GlobalAveragePool", "value.mean", &[f], vec![]);
-    let v = g.node("Flatten", "value.flatten", &[&v], vec![attr_int("axis", 1)]);
-    let v = g.gemm("value_fc1", &w.value_fc1, &v);
+    value_mlp(g, (&w.value_fc1, &w.value_fc2), &v);
+}
+
+/// The value head's end, shared by both forms: the pooled features flattened, a ReLU layer and
+/// the tanh output.
+fn value_mlp(g: &mut Builder, (fc1, fc2): (&super::Dense, &super::Dense), pooled: &str) {
+    let v = g.node("Flatten", "value.flatten", &[pooled], vec![attr_int("axis", 1)]);
+    let v = g.gemm("value_fc1", fc1, &v);
     let v = g.relu("value_fc1.relu", &v);
-    let v = g.gemm("value_fc2", &w.value_fc2, &v);
+    let v = g.gemm("value_fc2", fc2, &v);
     g.nodes.push(NodeProto {
         input: vec![v],
         output: vec![VALUE_NAME.into()],

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use engine::game::{Board, Pos};
 use engine::tss::suite::{self, Expect};
 
-use super::rapfi::EXITED;
 use super::{Eval, Rapfi};
 
 /// Moves farther than this (Chebyshev distance) from every stone are not tried: they neither
@@ -68,16 +67,16 @@ pub(super) fn defences(a: DefencesArgs) -> Result<(), String> {
     for (i, pos) in wanted.iter().enumerate() {
         let at = |e: String| format!("{} line {}: {e}", a.suite.display(), pos.line);
         let candidates = candidates(&pos.board);
-        let holds = match holding(&mut rapfi, &pos.board, &candidates, &a, timeout) {
+        let holds = match holding(&mut rapfi, &pos.board, &candidates, &a).map_err(at)? {
+            Judging::Done(holds) => holds,
             // Rapfi dies on some renju positions: the entry keeps its label without points.
-            Err(e) if e == EXITED => {
+            Judging::JudgeDied => {
                 eprintln!(
                     "\n{}",
                     at("Rapfi died twice on one move; entry left as it was".into())
                 );
                 continue;
             }
-            other => other.map_err(at)?,
         };
         eprint!(
             "\rjudge defences: {}/{} positions, {:.0} s",
@@ -119,53 +118,62 @@ fn candidates(board: &Board) -> Vec<Pos> {
         .collect()
 }
 
-/// The candidates after which Rapfi finds no mate for the attacker, in board order; None when
-/// more than `max_listed` survive the first pass.
+/// What `holding` found.
+enum Judging {
+    /// The moves that hold, in board order; None when more than `max_listed` survived the first
+    /// pass.
+    Done(Option<Vec<Pos>>),
+    /// Rapfi died twice on the same move.
+    JudgeDied,
+}
+
+/// The candidates after which Rapfi finds no mate for the attacker.
 fn holding(
     rapfi: &mut Rapfi,
     board: &Board,
     candidates: &[Pos],
     a: &DefencesArgs,
-    timeout: Duration,
-) -> Result<Option<Vec<Pos>>, String> {
+) -> Result<Judging, String> {
     let mut survivors = Vec::new();
     for &mv in candidates {
         let mut after = board.clone();
         after.play(mv).map_err(|e| e.to_string())?;
-        if after.winner().is_some() || !refuted(rapfi, &after, a.quick_nodes, a, timeout)? {
+        let Some(refuted) = refuted(rapfi, &after, a.quick_nodes)? else {
+            return Ok(Judging::JudgeDied);
+        };
+        if !refuted {
             survivors.push((mv, after));
         }
     }
     if survivors.len() > a.max_listed {
-        return Ok(None);
+        return Ok(Judging::Done(None));
     }
     let mut holds = Vec::new();
     for (mv, after) in survivors {
-        if after.winner().is_some() || !refuted(rapfi, &after, a.nodes, a, timeout)? {
+        let Some(refuted) = refuted(rapfi, &after, a.nodes)? else {
+            return Ok(Judging::JudgeDied);
+        };
+        if !refuted {
             holds.push(mv);
         }
     }
     holds.sort();
-    Ok(Some(holds))
+    Ok(Judging::Done(Some(holds)))
 }
 
-/// Does the side to move on `after` (the attacker) mate, by Rapfi at `nodes`? A Rapfi that dies
-/// is restarted and the search repeated once.
-fn refuted(
-    rapfi: &mut Rapfi,
-    after: &Board,
-    nodes: u64,
-    a: &DefencesArgs,
-    timeout: Duration,
-) -> Result<bool, String> {
-    let verdict = match rapfi.judge(after, nodes, false) {
-        Err(e) if e == EXITED => {
-            *rapfi = Rapfi::start(&a.rapfi, timeout)?;
-            rapfi.judge(after, nodes, false)?
+/// Does the side to move on `after` (the attacker) mate, by Rapfi at `nodes`? A five on the board
+/// already ended the game, so nothing refutes the move that made it. None when Rapfi died on it
+/// twice (it is started again each time).
+fn refuted(rapfi: &mut Rapfi, after: &Board, nodes: u64) -> Result<Option<bool>, String> {
+    if after.winner().is_some() {
+        return Ok(Some(false));
+    }
+    for _ in 0..2 {
+        if let Some(v) = rapfi.judge_or_restart(after, nodes, false)? {
+            return Ok(Some(matches!(v.eval, Eval::Win(_))));
         }
-        other => other?,
-    };
-    Ok(matches!(verdict.eval, Eval::Win(_)))
+    }
+    Ok(None)
 }
 
 /// The suite with each judged entry's `expect` line replaced and a comment before it.

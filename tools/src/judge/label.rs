@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use engine::game::{Board, Color, Rule};
 
-use super::rapfi::{EXITED, build_notes};
+use super::rapfi::build_notes;
 use super::{Eval, LabelArgs, Rapfi, SplitArgs, Verdict, parse_positions};
 
 pub(super) fn label(a: LabelArgs) -> Result<(), String> {
@@ -37,26 +37,31 @@ pub(super) fn label(a: LabelArgs) -> Result<(), String> {
     let started = Instant::now();
     for (i, p) in positions.iter().enumerate() {
         let at = |e: String| format!("{} line {}: {e}", a.positions.display(), p.line);
-        let v = match rapfi.judge(&p.board, a.nodes, false) {
-            Err(e) if e == EXITED => {
-                crashed(&a, p.line);
-                *counts.entry((p.board.rule(), "judge-crashed")).or_default() += 1;
-                rapfi = Rapfi::start(&a.rapfi, Duration::from_secs(a.timeout_s))?;
-                continue;
-            }
-            other => other.map_err(at)?,
+        let mut crashed = || {
+            eprintln!(
+                "\njudge label: {} line {}: Rapfi crashed on it; counted as judge-crashed",
+                a.positions.display(),
+                p.line
+            );
+            *counts.entry((p.board.rule(), "judge-crashed")).or_default() += 1;
+        };
+        let Some(v) = rapfi
+            .judge_or_restart(&p.board, a.nodes, false)
+            .map_err(at)?
+        else {
+            crashed();
+            continue;
         };
         // No mate either way: does the opponent threaten one (a mate if we passed)?
         let threat = if matches!(v.eval, Eval::Score(_)) {
-            match rapfi.judge(&p.board, a.nodes, true) {
-                Err(e) if e == EXITED => {
-                    crashed(&a, p.line);
-                    *counts.entry((p.board.rule(), "judge-crashed")).or_default() += 1;
-                    rapfi = Rapfi::start(&a.rapfi, Duration::from_secs(a.timeout_s))?;
-                    continue;
-                }
-                other => Some(other.map_err(at)?),
-            }
+            let Some(t) = rapfi
+                .judge_or_restart(&p.board, a.nodes, true)
+                .map_err(at)?
+            else {
+                crashed();
+                continue;
+            };
+            Some(t)
         } else {
             None
         };
@@ -95,14 +100,6 @@ pub(super) fn label(a: LabelArgs) -> Result<(), String> {
     eprint!("{summary}");
     out.push_str(&summary);
     std::fs::write(&a.out, out).map_err(|e| format!("{}: {e}", a.out.display()))
-}
-
-/// Says that Rapfi died on the position of `line`.
-fn crashed(a: &LabelArgs, line: usize) {
-    eprintln!(
-        "\njudge label: {} line {line}: Rapfi crashed on it; counted as judge-crashed",
-        a.positions.display()
-    );
 }
 
 /// One suite entry. For `must-defend`, `threat` is the opponent's search after a pass: its

@@ -18,7 +18,6 @@ use engine::time::TimeLimits;
 use engine::tss::suite::{self, Expect, Position};
 
 use super::compare::{JudgeNote, judge_notes, percentile};
-use super::rapfi::EXITED;
 use super::{Eval, Rapfi};
 
 #[derive(Debug, clap::Args)]
@@ -98,18 +97,15 @@ pub(super) fn play(a: PlayArgs) -> Result<(), String> {
             let (after, elapsed) = engine_move(&mut engine, pos).map_err(at)?;
             let holds = match after.winner() {
                 Some(_) => true,
-                None => match rapfi.judge(&after, a.nodes, false) {
-                    Err(e) if e == EXITED => {
-                        // Rapfi dies on some renju positions: counted, and the run goes on.
+                None => match rapfi.judge_or_restart(&after, a.nodes, false).map_err(at)? {
+                    None => {
                         eprintln!("{}", at("Rapfi died judging the engine's move".into()));
-                        rapfi = Rapfi::start(&a.rapfi, timeout)?;
                         crashed += 1;
                         continue;
                     }
-                    Err(e) => Err(at(e)),
-                    Ok(v) if kind == "win" => Ok(matches!(v.eval, Eval::Loss(_))),
-                    Ok(v) => Ok(!matches!(v.eval, Eval::Win(_))),
-                }?,
+                    Some(v) if kind == "win" => matches!(v.eval, Eval::Loss(_)),
+                    Some(v) => !matches!(v.eval, Eval::Win(_)),
+                },
             };
             let note = notes.get(&pos.name).cloned().unwrap_or_default();
             if !a.quiet {

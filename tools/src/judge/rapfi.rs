@@ -2,7 +2,7 @@
 //! hash cleared) and what it said, read from its `show_detail 2` lines.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engine::game::{Board, Rule};
@@ -127,11 +127,13 @@ impl InfoBlocks {
 
 /// The error of a Rapfi that died on a position (it segfaults on some renju positions it finds
 /// decided at the root): that position is counted as `judge-crashed` and Rapfi restarted.
-pub(super) const EXITED: &str = "Rapfi exited";
+const EXITED: &str = "Rapfi exited";
 
 /// A running Rapfi.
 pub struct Rapfi {
     proc: EngineProcess,
+    /// Its program, to start it again after it died.
+    exe: PathBuf,
     size: Option<usize>,
     rule: Option<Rule>,
     timeout: Duration,
@@ -168,6 +170,7 @@ impl Rapfi {
         let proc = EngineProcess::spawn(&spec, Logger::disabled(), false)?;
         let mut r = Rapfi {
             proc,
+            exe: exe.clone(),
             size: None,
             rule: None,
             timeout,
@@ -280,6 +283,23 @@ impl Rapfi {
                 Recv::Eof => return Err(EXITED.into()),
                 Recv::Timeout => return Err(format!("Rapfi took over {:?}", self.timeout)),
             }
+        }
+    }
+
+    /// `judge`, except that a Rapfi that died on the position (it segfaults on some renju
+    /// positions) is started again and None returned: the caller counts the position and goes on.
+    pub fn judge_or_restart(
+        &mut self,
+        board: &Board,
+        nodes: u64,
+        pass: bool,
+    ) -> Result<Option<Verdict>, String> {
+        match self.judge(board, nodes, pass) {
+            Err(e) if e == EXITED => {
+                *self = Rapfi::start(&self.exe, self.timeout)?;
+                Ok(None)
+            }
+            other => other.map(Some),
         }
     }
 

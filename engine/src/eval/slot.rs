@@ -8,7 +8,7 @@
 //! changing is left until two polls agree. Polling (every ~250 ms) needs no notify crate.
 //!
 //! Depends on the `Evaluator` trait, the native runtime (`native`: the embedded networks and
-//! model files of the engine's own form) and `onnx_evaluator` through `onnx_loader` (with the
+//! model files of the engine's own forms, the ResNet and the pattern network) and `onnx_evaluator` through `onnx_loader` (with the
 //! `onnx` feature, for any other model; without it such files are refused, saying why).
 
 use std::path::{Path, PathBuf};
@@ -20,10 +20,9 @@ use std::time::{Duration, SystemTime};
 use arc_swap::ArcSwap;
 
 use super::Evaluator;
-#[cfg(not(feature = "onnx"))]
-use super::native::LoadError;
-use super::native::{NativeEvaluator, NativeNet};
-use super::network::{Backend, LoadConfig, NetEvaluator};
+use super::native::pattern::PatternEvaluator;
+use super::native::{AnyNative, LoadError, NativeEvaluator};
+use super::network::LoadConfig;
 #[cfg(feature = "onnx")]
 use super::onnx_evaluator::OnnxEvaluator;
 use crate::device::Device;
@@ -31,51 +30,86 @@ use crate::game::{Board, Pos, Rule};
 use crate::net::ModelMeta;
 
 /// Loads a model file into an evaluator, or says why not.
-pub type Loader = Arc<dyn Fn(&Path) -> Result<Arc<dyn Evaluator>, String> + Send + Sync>;
+pub type Loader = Arc<dyn Fn(&Path) -> Result<Loaded, String> + Send + Sync>;
+
+/// A model a `Loader` made ready, and what its user should be told about how it runs (say, on
+/// ONNX Runtime because the native runtime does not know its form).
+pub struct Loaded {
+    pub evaluator: Arc<dyn Evaluator>,
+    pub note: Option<String>,
+}
+
+impl Loaded {
+    fn plain(evaluator: Arc<dyn Evaluator>) -> Loaded {
+        Loaded {
+            evaluator,
+            note: None,
+        }
+    }
+}
 
 /// Receives the slot's messages (loaded, refused, ...); the brain prints them as `MESSAGE`.
 pub type MessageSink = Arc<dyn Fn(String) + Send + Sync>;
 
-/// Whether networks of the engine's own form run natively (`native`) with `config`: on the CPU,
-/// unless `FIVEZERO_INFERENCE=onnx` asks for ONNX Runtime (a build with it; for comparisons).
+/// Whether networks of the engine's own forms run natively (`native`) with `config`: on the
+/// CPU, unless `FIVEZERO_INFERENCE=onnx` asks for ONNX Runtime (a build with it; for
+/// comparisons).
 pub fn runs_natively(config: &LoadConfig) -> bool {
     let forced_onnx = cfg!(feature = "onnx")
         && std::env::var("FIVEZERO_INFERENCE").is_ok_and(|v| v.trim().eq_ignore_ascii_case("onnx"));
     config.device == Device::Cpu && !forced_onnx
 }
 
-/// The loader the engine uses: a network of the engine's own form runs natively (on the CPU),
-/// any other model on ONNX Runtime (with the `onnx` feature; without it such a file is refused,
-/// saying why). The file must pass the network contract and answer one probe position with
-/// finite outputs (a model with NaN weights is refused here, before it can replace a working one).
+/// The loader the engine uses: a network of one of the engine's own forms (the ResNet, the
+/// pattern network) runs natively on the CPU; any other model goes to ONNX Runtime (with the
+/// `onnx` feature, and a note saying why; without it such a file is refused, saying why). A
+/// file the native runtime knows but finds broken (wrong shapes, a short table, NaN) is
+/// refused outright. The network must answer one probe position with finite outputs (a model
+/// with NaN weights is refused here, before it can replace a working one).
 pub fn network_loader(config: LoadConfig) -> Loader {
     Arc::new(move |path: &Path| {
-        let native = match runs_natively(&config) {
-            true => Some(NativeNet::load(path)),
-            false => None,
-        };
-        match native {
-            Some(Ok(net)) => {
-                let ev = NativeEvaluator::native(net, config.sessions, config.batch, 0);
-                probe(&ev, ev.net().meta())?;
-                Ok(Arc::new(ev.with_cache(config.cache_entries)) as Arc<dyn Evaluator>)
+        if !runs_natively(&config) {
+            return onnx_or_refuse(config, path, None);
+        }
+        let bytes = super::network::read_model_file(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        match AnyNative::from_bytes(&bytes) {
+            Ok(net) => {
+                let cache = |ev: NativeEvaluator| ev.with_cache(config.cache_entries);
+                native_evaluator(net, config, cache).map(Loaded::plain)
             }
-            #[cfg(feature = "onnx")]
-            _ => onnx_loader(config)(path),
-            #[cfg(not(feature = "onnx"))]
-            Some(Err(e @ LoadError::Unsupported(_))) => Err(format!(
-                "{}: {e}; this engine was built without ONNX Runtime (cargo feature `onnx`), which could run it",
-                path.display()
-            )),
-            #[cfg(not(feature = "onnx"))]
-            Some(Err(e)) => Err(format!("{}: {e}", path.display())),
-            #[cfg(not(feature = "onnx"))]
-            None => Err(
-                "this engine was built without ONNX Runtime, so it runs networks on the CPU only"
-                    .into(),
-            ),
+            Err(LoadError::Unsupported(why)) => onnx_or_refuse(config, path, Some(why)),
+            Err(e) => Err(format!("{}: {e}", path.display())),
         }
     })
+}
+
+/// ONNX Runtime's evaluator of `path` for a model the native runtime does not run (`why`; None:
+/// the configuration asks for ONNX Runtime), or, in a build without it, the refusal saying so.
+#[cfg_attr(not(feature = "onnx"), allow(unused_variables))]
+fn onnx_or_refuse(config: LoadConfig, path: &Path, why: Option<String>) -> Result<Loaded, String> {
+    #[cfg(feature = "onnx")]
+    {
+        let loaded = onnx_loader(config)(path)?;
+        let note = why.map(|why| {
+            format!(
+                "{} runs on ONNX Runtime: the native runtime does not know it ({why})",
+                path.display()
+            )
+        });
+        Ok(Loaded { note, ..loaded })
+    }
+    #[cfg(not(feature = "onnx"))]
+    match why {
+        Some(why) => Err(format!(
+            "{}: {why}; this engine was built without ONNX Runtime (cargo feature `onnx`), which could run it",
+            path.display()
+        )),
+        None => Err(
+            "this engine was built without ONNX Runtime, so it runs networks on the CPU only"
+                .into(),
+        ),
+    }
 }
 
 /// The ONNX Runtime loader: the file must load, pass the network contract, and answer the probe.
@@ -83,8 +117,8 @@ pub fn network_loader(config: LoadConfig) -> Loader {
 pub fn onnx_loader(config: LoadConfig) -> Loader {
     Arc::new(move |path: &Path| {
         let ev = OnnxEvaluator::load(path, config).map_err(|e| e.to_string())?;
-        probe(&ev, ev.meta())?;
-        Ok(Arc::new(ev) as Arc<dyn Evaluator>)
+        probe(&ev, ev.meta(), || ev.take_error())?;
+        Ok(Loaded::plain(Arc::new(ev)))
     })
 }
 
@@ -124,20 +158,46 @@ fn embedded_member(
                 ..config
             };
             let ev = OnnxEvaluator::from_bytes(bytes, uncached).map_err(|e| e.to_string())?;
-            probe(&ev, ev.meta())?;
+            probe(&ev, ev.meta(), || ev.take_error())?;
             let claim = ev.meta().claim();
             return Ok((Arc::new(ev.with_shared_cache(cache)), claim));
         }
     }
-    let net = NativeNet::from_bytes(bytes).map_err(|e| e.to_string())?;
-    let ev = NativeEvaluator::native(net, config.sessions, config.batch, 0);
-    probe(&ev, ev.net().meta())?;
-    let claim = ev.net().meta().claim();
-    Ok((Arc::new(ev.with_shared_cache(cache)), claim))
+    let net = AnyNative::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let claim = net.meta().claim();
+    let ev = native_evaluator(net, config, |ev| ev.with_shared_cache(cache))?;
+    Ok((ev, claim))
 }
 
-/// One forward pass on a small opening inside the model's supported board range.
-fn probe<B: Backend + ?Sized>(ev: &NetEvaluator<B>, meta: &ModelMeta) -> Result<(), String> {
+/// `net` as the evaluator the search calls, probed; `cache` gives a ResNet its position cache
+/// after the probe. The pattern network has none: a position costs it about what a cache miss
+/// costs the ResNet's lookup and encoding, and its accumulators follow the search path anyway.
+fn native_evaluator(
+    net: AnyNative,
+    config: LoadConfig,
+    cache: impl FnOnce(NativeEvaluator) -> NativeEvaluator,
+) -> Result<Arc<dyn Evaluator>, String> {
+    match net {
+        AnyNative::ResNet(net) => {
+            let ev = NativeEvaluator::native(net, config.sessions, config.batch, 0);
+            probe(&ev, ev.net().meta(), || ev.take_error())?;
+            Ok(Arc::new(cache(ev)))
+        }
+        AnyNative::Pattern(net) => {
+            let ev = PatternEvaluator::new(net);
+            probe(&ev, ev.net().meta(), || None)?;
+            Ok(Arc::new(ev))
+        }
+    }
+}
+
+/// One evaluation of a small opening inside the model's supported board range; `error` tells
+/// what went wrong in it, where the evaluator keeps such a thing.
+fn probe(
+    ev: &dyn Evaluator,
+    meta: &ModelMeta,
+    error: impl FnOnce() -> Option<String>,
+) -> Result<(), String> {
     let side = 15.clamp(meta.min_board, meta.max_board);
     let mut board =
         Board::new(side, side, Rule::Freestyle).map_err(|e| format!("probe board: {e}"))?;
@@ -147,7 +207,7 @@ fn probe<B: Backend + ?Sized>(ev: &NetEvaluator<B>, meta: &ModelMeta) -> Result<
         .map_err(|e| format!("probe board: {e}"))?;
     let mut out = Vec::new();
     ev.evaluate(&[&board], &mut out);
-    if let Some(e) = ev.take_error() {
+    if let Some(e) = error() {
         return Err(format!("probe forward failed: {e}"));
     }
     match out.first() {
@@ -232,10 +292,7 @@ impl ModelSlot {
         for cand in candidates(path) {
             let Some(st) = stamp(&cand) else { continue };
             match loader(&cand) {
-                Ok(ev) => {
-                    let msg = self.install(ev, st);
-                    return Ok(msg);
-                }
+                Ok(loaded) => return Ok(self.install(loaded, st)),
                 Err(e) => {
                     errors.push(format!("refused {}: {e}", cand.display()));
                     self.lock_state().refused.push(st);
@@ -286,8 +343,12 @@ impl ModelSlot {
         }
     }
 
-    fn install(&self, ev: Arc<dyn Evaluator>, st: Stamp) -> String {
-        let msg = format!("model {} loaded ({})", st.path.display(), ev.name());
+    fn install(&self, loaded: Loaded, st: Stamp) -> String {
+        let ev = loaded.evaluator;
+        let mut msg = format!("model {} loaded ({})", st.path.display(), ev.name());
+        if let Some(note) = loaded.note {
+            msg = format!("{msg}; {note}");
+        }
         self.live.store(Arc::new(Live {
             evaluator: ev,
             source: Some(st.path.clone()),
@@ -326,7 +387,7 @@ impl ModelSlot {
                 break;
             }
             match loader(&cand) {
-                Ok(ev) => messages.push(self.install(ev, st)),
+                Ok(loaded) => messages.push(self.install(loaded, st)),
                 Err(e) => {
                     messages.push(format!(
                         "refused model {}: {e}; keeping {}",

@@ -558,7 +558,12 @@ fn pattern_value(g: &mut Builder, w: &PatternWeights, f: &str) {
 /// The value head's end, shared by both forms: the pooled features flattened, a ReLU layer and
 /// the tanh output.
 fn value_mlp(g: &mut Builder, (fc1, fc2): (&super::Dense, &super::Dense), pooled: &str) {
-    let v = g.node("Flatten", "value.flatten", &[pooled], vec![attr_int("axis", 1)]);
+    let v = g.node(
+        "Flatten",
+        "value.flatten",
+        &[pooled],
+        vec![attr_int("axis", 1)],
+    );
     let v = g.gemm("value_fc1", fc1, &v);
     let v = g.relu("value_fc1.relu", &v);
     let v = g.gemm("value_fc2", fc2, &v);

@@ -285,7 +285,9 @@ fn the_loader_runs_the_engines_own_form_natively() {
     )
     .unwrap();
     let loader = network_loader(LoadConfig::default());
-    let ev = loader(&int8).unwrap();
+    let loaded = loader(&int8).unwrap();
+    assert!(loaded.note.is_none());
+    let ev = loaded.evaluator;
     assert!(
         ev.name().starts_with("native:tiny(2x16 step 9) "),
         "{}",
@@ -293,7 +295,7 @@ fn the_loader_runs_the_engines_own_form_natively() {
     );
     let bytes = std::fs::read(&int8).unwrap();
     assert_eq!(ev.model_id(), engine::eval::network::model_id(&bytes));
-    let ev = loader(&fp32).unwrap();
+    let ev = loader(&fp32).unwrap().evaluator;
     assert_eq!(ev.name(), "native:tiny(2x16 step 8) fp32");
     let garbage = dir.path().join("garbage.onnx");
     std::fs::write(&garbage, b"not a model").unwrap();
@@ -332,6 +334,17 @@ fn other_forms_go_to_onnx_runtime() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.onnx");
     std::fs::write(&path, &bytes).unwrap();
-    let ev = network_loader(LoadConfig::default())(&path).unwrap();
+    let loader = network_loader(LoadConfig::default());
+    let loaded = loader(&path).unwrap();
+    let ev = &loaded.evaluator;
     assert!(ev.name().starts_with("onnx:tiny"), "{}", ev.name());
+    // The user is told where it runs, and why.
+    let slot =
+        engine::eval::slot::ModelSlot::new(std::sync::Arc::new(engine::eval::UniformEvaluator));
+    let said = slot.load_now(&path, &loader).unwrap();
+    assert!(
+        said.contains("loaded (onnx:tiny")
+            && said.contains("runs on ONNX Runtime: the native runtime does not know it"),
+        "{said}"
+    );
 }

@@ -312,13 +312,19 @@ fn two_tabs_share_the_cpu_and_a_closed_tab_frees_its_board() {
                     if !error.is_empty() || b.count("#board[data-ply]").await > 0 {
                         break error;
                     }
-                    assert!(Instant::now() < answered, "the server did not answer the page");
+                    assert!(
+                        Instant::now() < answered,
+                        "the server did not answer the page"
+                    );
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 };
                 if error.is_empty() {
                     break;
                 }
-                assert!(Instant::now() < freed, "the closed tab's board was not freed: {error}");
+                assert!(
+                    Instant::now() < freed,
+                    "the closed tab's board was not freed: {error}"
+                );
             }
         },
     );

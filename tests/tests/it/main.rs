@@ -9,6 +9,7 @@ mod engine_analysis;
 mod engine_protocol;
 mod hot_reload;
 mod model_refusal;
+mod pattern_model;
 mod release_packages;
 mod swap2_games;
 mod tournament_basic;

@@ -10,7 +10,7 @@
 //! - `quant` — the int8 network; `float` — the fp32 network and the value head.
 //! - `pattern` — the pattern network (`net::pattern`), a form of its own: int16 table rows
 //!   summed into accumulators updated move by move, and its `Evaluator`. Its files are not
-//!   `NativeNet`s (which refuses them as `Unsupported`).
+//!   `NativeNet`s (which refuses them as `Unsupported`); `AnyNative` reads either form.
 //!
 //! Depends on `net` (the contract, the writer for the structure check, the protobuf types) and
 //! the network seam (`network::Backend`); names no inference runtime.
@@ -159,6 +159,35 @@ impl NativeNet {
             return Err(format!("a non-finite output (at {i})"));
         }
         Ok((logits, values))
+    }
+}
+
+/// A model file's network in whichever of its forms the native runtime runs.
+#[derive(Clone, Debug)]
+pub enum AnyNative {
+    ResNet(NativeNet),
+    Pattern(pattern::PatternNet),
+}
+
+impl AnyNative {
+    /// The pattern network when the file says it is one, else the ResNet.
+    ///
+    /// # Errors
+    /// `Unsupported` for a model of neither form (ONNX Runtime may run it); otherwise as
+    /// `NativeNet::from_bytes` and `PatternNet::from_bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<AnyNative, LoadError> {
+        match pattern::PatternNet::from_bytes(bytes) {
+            Ok(net) => Ok(AnyNative::Pattern(net)),
+            Err(LoadError::Unsupported(_)) => NativeNet::from_bytes(bytes).map(AnyNative::ResNet),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn meta(&self) -> &ModelMeta {
+        match self {
+            AnyNative::ResNet(net) => net.meta(),
+            AnyNative::Pattern(net) => net.meta(),
+        }
     }
 }
 

@@ -184,7 +184,7 @@ fn native_evaluator(
             Ok(Arc::new(cache(ev)))
         }
         AnyNative::Pattern(net) => {
-            let ev = PatternEvaluator::new(net);
+            let ev = PatternEvaluator::new(*net);
             probe(&ev, ev.net().meta(), || None)?;
             Ok(Arc::new(ev))
         }

@@ -19,8 +19,8 @@ use crate::net::{Dense, FEATURE_VERSION, INPUT_PLANES, ModelMeta, NetConfig, Net
 /// A network the native runtime runs.
 #[derive(Clone, Debug)]
 pub enum Form {
-    Quant(QuantNet),
-    Float(FloatNet),
+    Quant(Box<QuantNet>),
+    Float(Box<FloatNet>),
 }
 
 /// What `same_structure` calls the ResNet in its errors.
@@ -61,14 +61,14 @@ pub fn parse(bytes: &[u8]) -> Result<(Form, ModelMeta), LoadError> {
             let (weights, _) = weights_from_model(&m).map_err(unsupported)?;
             let expected = crate::net::model_proto(&weights, &meta).map_err(unsupported)?;
             same_structure(graph, &expected, RESNET)?;
-            Form::Float(FloatNet::new(&weights))
+            Form::Float(Box::new(FloatNet::new(&weights)))
         }
         Some(tag) => {
             let bits = [WeightBits::Eight, WeightBits::Seven]
                 .into_iter()
                 .find(|b| b.tag() == tag)
                 .ok_or_else(|| LoadError::Unsupported(format!("quantization `{tag}`")))?;
-            Form::Quant(quantized(graph, &meta, bits)?)
+            Form::Quant(Box::new(quantized(graph, &meta, bits)?))
         }
     };
     Ok((form, meta))

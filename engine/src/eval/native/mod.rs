@@ -166,7 +166,7 @@ impl NativeNet {
 #[derive(Clone, Debug)]
 pub enum AnyNative {
     ResNet(NativeNet),
-    Pattern(pattern::PatternNet),
+    Pattern(Box<pattern::PatternNet>),
 }
 
 impl AnyNative {
@@ -177,7 +177,7 @@ impl AnyNative {
     /// `NativeNet::from_bytes` and `PatternNet::from_bytes`.
     pub fn from_bytes(bytes: &[u8]) -> Result<AnyNative, LoadError> {
         match pattern::PatternNet::from_bytes(bytes) {
-            Ok(net) => Ok(AnyNative::Pattern(net)),
+            Ok(net) => Ok(AnyNative::Pattern(Box::new(net))),
             Err(LoadError::Unsupported(_)) => NativeNet::from_bytes(bytes).map(AnyNative::ResNet),
             Err(e) => Err(e),
         }

@@ -1,8 +1,7 @@
 //! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32), the
 //! policy's depthwise 3x3, clamp and 1x1, and the value head. Plain loops over channels in
-//! groups of `L` lanes; the policy's are compiled by `simd::vectorized` for the chosen kernels'
-//! vector width, the features' in the baseline build (faster there on the CPU measured). Every
-//! sum runs in the same order on every path, so all paths give the same bits.
+//! groups of `L` lanes, compiled by `simd::vectorized` for the chosen kernels' vector width.
+//! Every sum runs in the same order on every path, so all paths give the same bits.
 
 use super::super::simd::{Elementwise, Simd, vectorized};
 use crate::net::Dense;
@@ -80,7 +79,7 @@ impl Head {
         s.sum.resize(dim, 0.0);
         s.parts.clear();
         s.parts.resize(w * h * PART, 0.0);
-        let mut pass = Pass {
+        let pass = Pass {
             head: self,
             acc,
             empty,
@@ -89,11 +88,6 @@ impl Head {
             scratch: s,
             logits,
         };
-        // The features outside the vector-width wrapper: compiled inside it, this int16 to
-        // fp32 loop ran at half the speed of its baseline build on the CPU measured.
-        for y in 0..h {
-            features::<8>(&mut pass, y);
-        }
         // Nine taps of weights stay in registers: 16 lanes fill AVX-512's 32 registers, 8 lanes
         // AVX2's 16.
         match (simd, dim % 16) {
@@ -143,11 +137,22 @@ impl<const L: usize> Elementwise for Lanes<'_, L> {
     fn run(self) {
         let mut p = self.0;
         for y in 0..p.h {
+            features::<L>(&mut p, y);
+        }
+        for y in 0..p.h {
             policy::<L>(&mut p, y);
         }
         let (logits, parts) = (&mut *p.logits, &p.scratch.parts);
         for (logit, part) in logits.iter_mut().zip(parts.chunks_exact(PART)) {
-            *logit = p.head.out_bias + part.iter().sum::<f32>();
+            // Halved in a fixed order: a running sum of the 16 lanes was compiled into gathers
+            // across points, a third of the head's time.
+            let mut v: [f32; PART] = part.try_into().expect("PART");
+            for half in [8, 4, 2, 1] {
+                for j in 0..half {
+                    v[j] += v[j + half];
+                }
+            }
+            *logit = p.head.out_bias + v[0];
         }
     }
 }
@@ -157,7 +162,7 @@ impl<const L: usize> Elementwise for Lanes<'_, L> {
 #[inline(always)]
 fn features<const L: usize>(p: &mut Pass, y: usize) {
     let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
-    let (inv, top) = (1.0 / head.scale, head.scale as i32);
+    let (inv, top) = (1.0 / head.scale, head.scale);
     let s = &mut *p.scratch;
     for x in 0..p.w {
         let i = y * p.w + x;
@@ -166,13 +171,16 @@ fn features<const L: usize>(p: &mut Pass, y: usize) {
         for g in (0..dim).step_by(L) {
             let a: &[i16; L] = p.acc[i * dim + g..][..L].try_into().expect("L");
             let b: &[i32; L] = bias[g..g + L].try_into().expect("L");
-            let f: &mut [f32; L] = (&mut s.features[at + g..][..L]).try_into().expect("L");
+            // Clamped as floats (exact: the sums are far below 2^24). max/min, not clamp:
+            // clamp's check of its bounds kept the loop from vectorizing. Computed into a local
+            // first: stored straight into the features, whose buffer the compiler cannot tell
+            // apart from the sums', every lane ran one at a time.
+            let v: [f32; L] =
+                std::array::from_fn(|l| ((a[l] as i32 + b[l]) as f32).max(0.0).min(top) * inv);
+            s.features[at + g..][..L].copy_from_slice(&v);
             let sum: &mut [f32; L] = (&mut s.sum[g..g + L]).try_into().expect("L");
-            // max/min, not clamp: clamp's check of its bounds kept the loop from vectorizing.
             for l in 0..L {
-                let v = (a[l] as i32 + b[l]).max(0).min(top) as f32 * inv;
-                f[l] = v;
-                sum[l] += v;
+                sum[l] += v[l];
             }
         }
     }

@@ -121,10 +121,14 @@ fn start(r: Resolved, command: Option<Command>) -> anyhow::Result<ExitCode> {
             trainer::distributed::cli::run(cmd, s)?;
             Ok(stopped_or_success())
         }
-        Some(Command::Bootstrap(BootstrapArgs { games, visits })) => {
+        Some(Command::Bootstrap(BootstrapArgs {
+            games,
+            visits,
+            teacher,
+        })) => {
             trainer::support::stop::install()?;
             trainer::run::set_threads(s);
-            trainer::selfplay::bootstrap::run(s, games, visits)?;
+            trainer::selfplay::bootstrap::run(s, games, visits, teacher.as_deref())?;
             Ok(stopped_or_success())
         }
         Some(Command::Curve { out, runs }) => curve(&runs, &out),

@@ -20,6 +20,11 @@ pub struct BootstrapArgs {
     /// Fresh playouts per move.
     #[arg(long, default_value_t = 800)]
     pub visits: u64,
+    /// Search over this network (a model file the engine loads: `models/default.onnx`, say)
+    /// instead of the classical evaluator: a new network, of any form, starts from what the
+    /// teacher's search plays (distillation from search targets).
+    #[arg(long)]
+    pub teacher: Option<PathBuf>,
 }
 
 /// How the matches are played (the flags of `trainer equal-time`).

@@ -1,18 +1,21 @@
 //! Warm start from the project's own search (`trainer bootstrap`): games played by the engine's
-//! MCTS over the classical pattern evaluator with threat-space tactics at a high visit count,
+//! MCTS over the classical pattern evaluator (or, with `--teacher FILE`, over a trained network
+//! the engine loads, which distils that network's search into a new one of any form, as the
+//! pattern network's first stage does) with threat-space tactics at a high visit count,
 //! recorded exactly as self-play records its games (policy target from the root's visits or the
 //! proven wins, outcome as value target; root noise and the temperature schedule for variety),
 //! so a fresh network first learns what the classical search plays instead of starting from
 //! random play. `run` trains on them before its first self-play; then self-play takes over
 //! (expert iteration, Anthony et al. 2017, with the classical search as the first expert).
 //!
-//! Depends on `engine::mcts`, `engine::eval::classical`, `selfplay` (its search settings, move
-//! choice and policy target) and `progress`.
+//! Depends on `engine::mcts`, `engine::eval` (`classical`, the engine's model loader),
+//! `selfplay` (its search settings, move choice and policy target) and `progress`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use engine::eval::Evaluator;
 use engine::eval::classical::ClassicalEvaluator;
 use engine::game::Board;
 use engine::mcts::{Search, SearchLimits};
@@ -24,21 +27,44 @@ use crate::selfplay::{
 };
 use crate::training::replay::GameRecord;
 
-/// One game of the classical search against itself, `visits` fresh playouts per move.
-pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Result<GameRecord> {
+/// The evaluator the bootstrap searches over: the classical one, or the network of `teacher` as
+/// the engine loads it (natively where it can; one search thread a game, batch 1).
+pub fn expert(teacher: Option<&std::path::Path>) -> anyhow::Result<Arc<dyn Evaluator>> {
+    let Some(path) = teacher else {
+        return Ok(Arc::new(ClassicalEvaluator));
+    };
+    let config = engine::eval::network::LoadConfig {
+        batch: 1,
+        ..Default::default()
+    };
+    let loaded = engine::eval::slot::network_loader(config)(path)
+        .map_err(|e| anyhow::anyhow!("the teacher {}: {e}", path.display()))?;
+    if let Some(note) = loaded.note {
+        eprintln!("bootstrap: {note}");
+    }
+    Ok(loaded.evaluator)
+}
+
+/// One game of the `expert`'s search against itself, `visits` fresh playouts per move.
+pub fn play_game(
+    cfg: &SelfPlayConfig,
+    expert: &Arc<dyn Evaluator>,
+    visits: u64,
+    game: usize,
+) -> anyhow::Result<GameRecord> {
     let n = cfg.board_size;
     let mut board =
         Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
     let seed = game_seed(cfg, game);
     let mcts = engine::mcts::MctsConfig {
-        // One leaf at a time: the classical evaluator is cheap, and virtual loss would only blur
-        // the visit counts the network learns from.
+        // One leaf at a time: the experts are cheap at batch 1, and virtual loss would only
+        // blur the visit counts the network learns from.
         batch_size: 1,
         tactics: true,
         vcf_budget: cfg.vcf_budget_nodes,
         ..selfplay::mcts_config(cfg, seed)
     };
-    let mut search = Search::new(mcts, Arc::new(ClassicalEvaluator));
+    let mut search = Search::new(mcts, expert.clone());
     let mut record = new_record(cfg);
     let mut rng = crate::seeded_rng(seed);
     let limits = SearchLimits::visits(visits.max(1));
@@ -57,6 +83,7 @@ pub fn play_game(cfg: &SelfPlayConfig, visits: u64, game: usize) -> anyhow::Resu
 /// each finished game. The report's `moves` and `positions` count what was recorded.
 pub fn play(
     cfg: &SelfPlayConfig,
+    expert: &Arc<dyn Evaluator>,
     visits: u64,
     games: usize,
     first_game: usize,
@@ -71,7 +98,7 @@ pub fn play(
         (0..games)
             .into_par_iter()
             .map(|g| {
-                let rec = play_game(cfg, visits, first_game + g)?;
+                let rec = play_game(cfg, expert, visits, first_game + g)?;
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let plies = moves.fetch_add(rec.positions(), Ordering::Relaxed) + rec.positions();
                 progress(&SelfPlayStatus {
@@ -103,9 +130,16 @@ pub const GAMES_PER_CHUNK: usize = 32;
 
 /// Plays `games` bootstrap games with `s`'s board, rule and self-play settings and adds them to
 /// the replay store of `s.checkpoint_dir`, a chunk of `GAMES_PER_CHUNK` at a time. Game numbers
-/// start past every chunk already there, so a second bootstrap adds new games.
-pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Result<usize> {
+/// start past every chunk already there, so a second bootstrap adds new games. `teacher`: see
+/// `expert`.
+pub fn run(
+    s: &crate::config::Settings,
+    games: usize,
+    visits: u64,
+    teacher: Option<&std::path::Path>,
+) -> anyhow::Result<usize> {
     let cfg = SelfPlayConfig::from_settings(s);
+    let expert = expert(teacher)?;
     let warn = |m: String| eprintln!("bootstrap: warning: {m}");
     let mut replay = crate::training::replay::Replay::open(
         &s.checkpoint_dir.join("replay"),
@@ -113,8 +147,9 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
         warn,
     )?;
     eprintln!(
-        "bootstrap: {games} games of the classical search + tactics, {visits} visits/move, \
+        "bootstrap: {games} games of the search over {expert} + tactics, {visits} visits/move, \
          {n}x{n} {rule}, into {dir}",
+        expert = expert.name(),
         n = s.board_size,
         rule = s.rule,
         dir = s.checkpoint_dir.join("replay").display()
@@ -130,7 +165,7 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     while written < games && crate::support::stop::requested().is_none() {
         let n = GAMES_PER_CHUNK.min(games - written);
         let first = replay.next_chunk() as usize * 1_000_000;
-        let report = play(&cfg, visits, n, first, |st| {
+        let report = play(&cfg, &expert, visits, n, first, |st| {
             let mut pb = pb.lock().unwrap_or_else(|e| e.into_inner());
             // The whole bootstrap's figures, not this chunk's.
             let st = SelfPlayStatus {
@@ -152,7 +187,7 @@ pub fn run(s: &crate::config::Settings, games: usize, visits: u64) -> anyhow::Re
     let mut metrics =
         crate::support::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
     let mut record = serde_json::json!({"games": written, "positions": positions,
-                                        "visits": visits,
+                                        "visits": visits, "expert": expert.name(),
                                         "seconds": started.elapsed().as_secs_f64(),
                                         "threads": cfg.parallel_workers.max(1)});
     if let Some(name) = crate::support::stop::requested().map(crate::support::stop::name) {

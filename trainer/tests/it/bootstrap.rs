@@ -1,5 +1,6 @@
-//! `trainer bootstrap`: games of the classical search with tactics, recorded as self-play records
-//! its games; and a run over such a folder trains on them before its first self-play.
+//! `trainer bootstrap`: games of the classical search with tactics (or of a teacher network's
+//! search), recorded as self-play records its games; and a run over such a folder trains on them
+//! before its first self-play.
 
 use std::sync::Arc;
 
@@ -24,7 +25,10 @@ fn cfg(size: usize) -> SelfPlayConfig {
 
 #[test]
 fn bootstrap_games_are_legal_decided_and_take_their_fives() {
-    let games = bootstrap::play(&cfg(15), 300, 8, 0, |_| {}).unwrap().games;
+    let classical = bootstrap::expert(None).unwrap();
+    let games = bootstrap::play(&cfg(15), &classical, 300, 8, 0, |_| {})
+        .unwrap()
+        .games;
     assert_eq!(games.len(), 8);
     let mut decided = 0;
     let mut fives = 0;
@@ -110,7 +114,7 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
         checkpoint_dir: tmp.path().to_path_buf(),
         ..Settings::default()
     };
-    assert_eq!(bootstrap::run(&s, 6, 64).unwrap(), 6);
+    assert_eq!(bootstrap::run(&s, 6, 64, None).unwrap(), 6);
     let replay = Replay::open(&tmp.path().join("replay"), 100_000, |_| {}).unwrap();
     assert_eq!(replay.games().len(), 6);
     let sum = trainer::run::run(&s).unwrap();
@@ -128,7 +132,7 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     assert_eq!(curves[0].games, 6 + 4);
     assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
     // A second bootstrap adds new games; a resumed run does not warm-start again.
-    assert_eq!(bootstrap::run(&s, 2, 64).unwrap(), 2);
+    assert_eq!(bootstrap::run(&s, 2, 64, None).unwrap(), 2);
     let again = trainer::run::run(&Settings {
         epochs: 2,
         ..s.clone()
@@ -136,4 +140,33 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     .unwrap();
     assert!(again.resumed_from.is_some());
     assert_eq!(again.step, 9);
+}
+
+/// `--teacher FILE`: the games are the search over that network (the engine's embedded default,
+/// written to a file), and the metrics name it; a teacher that is no model is an error naming it.
+#[test]
+fn a_teacher_network_plays_the_bootstrap_games() {
+    let tmp = tempfile::tempdir().unwrap();
+    let teacher = tmp.path().join("teacher.onnx");
+    std::fs::write(&teacher, engine::eval::embedded::DEFAULT_MODELS[0].1).unwrap();
+    let s = Settings {
+        model_preset: Preset::Tiny,
+        board_size: 15,
+        parallel_workers: 2,
+        checkpoint_dir: tmp.path().join("run"),
+        ..Settings::default()
+    };
+    assert_eq!(bootstrap::run(&s, 2, 16, Some(&teacher)).unwrap(), 2);
+    let replay = Replay::open(&s.checkpoint_dir.join("replay"), 100_000, |_| {}).unwrap();
+    assert_eq!(replay.games().len(), 2);
+    assert!(replay.games().iter().all(|g| !g.moves.is_empty()));
+    let metrics = std::fs::read_to_string(s.checkpoint_dir.join("metrics.jsonl")).unwrap();
+    assert!(metrics.contains("\"expert\":\"native:cpu32"), "{metrics}");
+
+    let garbage = tmp.path().join("garbage.onnx");
+    std::fs::write(&garbage, b"no model").unwrap();
+    let e = bootstrap::run(&s, 1, 16, Some(&garbage))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("teacher") && e.contains("garbage.onnx"), "{e}");
 }

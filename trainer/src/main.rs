@@ -33,8 +33,9 @@ struct Cli {
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
-    /// Warm start: games of the engine's classical search with tactics, written to the replay
-    /// folder of --checkpoint-dir; the next `trainer` run there trains on them first.
+    /// Warm start: games of the engine's classical search with tactics (or, with --teacher, of
+    /// a trained network's search), written to the replay folder of --checkpoint-dir; the next
+    /// `trainer` run there trains on them first.
     Bootstrap(BootstrapArgs),
     /// The learning curve: Elo against the classical evaluator by CPU-hours and by games played,
     /// one line per run folder (runs trained with eval_vs_classical), drawn into a PNG.

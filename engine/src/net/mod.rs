@@ -470,7 +470,10 @@ mod tests {
         assert_eq!(lookalike.preset(), None);
         let w = PatternWeights::zeros(channels).unwrap();
         assert_eq!(w.meta(0).preset, Preset::Pattern.name());
-        assert_eq!((w.meta(0).blocks, w.meta(0).channels), Preset::Pattern.dims());
+        assert_eq!(
+            (w.meta(0).blocks, w.meta(0).channels),
+            Preset::Pattern.dims()
+        );
         assert!("huge".parse::<Preset>().is_err());
         assert_eq!("Small".parse::<Preset>().unwrap(), Preset::Small);
     }

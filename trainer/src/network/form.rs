@@ -42,8 +42,8 @@ impl From<NetConfig> for Form {
 
 /// A network of either form, its weights in the `VarStore` given to `new`.
 pub enum Model {
-    ResNet(Net),
-    Pattern(PatternNet),
+    ResNet(Box<Net>),
+    Pattern(Box<PatternNet>),
 }
 
 impl Model {
@@ -55,9 +55,11 @@ impl Model {
     /// The network with, where `opponent_policy` is set, the auxiliary opponent-reply head.
     pub fn for_training(vs: &nn::Path, form: impl Into<Form>, opponent_policy: bool) -> Model {
         match form.into() {
-            Form::ResNet(config) => Model::ResNet(Net::for_training(vs, config, opponent_policy)),
+            Form::ResNet(config) => {
+                Model::ResNet(Box::new(Net::for_training(vs, config, opponent_policy)))
+            }
             Form::Pattern { dim } => {
-                Model::Pattern(PatternNet::for_training(vs, dim, opponent_policy))
+                Model::Pattern(Box::new(PatternNet::for_training(vs, dim, opponent_policy)))
             }
         }
     }

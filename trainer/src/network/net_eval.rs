@@ -70,7 +70,7 @@ impl OnnxSelfplay {
             let net = PatternNet::from_bytes(onnx).map_err(|e| {
                 anyhow::anyhow!("loading the pattern network's export natively: {e}")
             })?;
-            return Ok(SelfplayNet::Native(PatternEvaluator::new(net)));
+            return Ok(SelfplayNet::Native(Box::new(PatternEvaluator::new(net))));
         }
         let int8;
         let bytes = match &self.int8 {
@@ -95,7 +95,7 @@ pub enum SelfplayNet {
     /// Planes in batches through a backend (ONNX Runtime sessions, or a tch network).
     Batched(Box<NetEvaluator<dyn Backend>>),
     /// Boards through the engine's native pattern runtime.
-    Native(PatternEvaluator),
+    Native(Box<PatternEvaluator>),
 }
 
 impl SelfplayNet {
@@ -103,7 +103,7 @@ impl SelfplayNet {
     pub fn leaves(&self) -> Leaves<'_> {
         match self {
             SelfplayNet::Batched(net) => Leaves::Batched(net),
-            SelfplayNet::Native(ev) => Leaves::Boards(ev),
+            SelfplayNet::Native(ev) => Leaves::Boards(&**ev),
         }
     }
 }

@@ -223,7 +223,7 @@ fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
     assert_eq!(batch.opponent_targets, samples.len());
 
     let vs = nn::VarStore::new(Device::Cpu);
-    let net = Model::ResNet(Net::for_training(&vs.root(), config, true));
+    let net = Model::ResNet(Box::new(Net::for_training(&vs.root(), config, true)));
     let fast = OptimConfig {
         lr: 1e-2,
         warmup_steps: 1,

@@ -48,7 +48,7 @@ enum Figure {
     Startup {
         #[command(flatten)]
         engine: EngineArg,
-        /// tiny, cpu32, cpu48, small, medium or large (random weights: time does not depend on them).
+        /// tiny, cpu32, cpu48, small, medium, large or pattern (random weights: time does not depend on them).
         #[arg(long, default_value = "medium")]
         preset: Preset,
         #[arg(long, default_value_t = 1000)]

@@ -48,7 +48,7 @@ enum Figure {
     Startup {
         #[command(flatten)]
         engine: EngineArg,
-        /// tiny, cpu32, cpu48, small, medium or large (random weights: time does not depend on them).
+        /// tiny, cpu32, cpu48, small, medium, large or pattern (random weights: time does not depend on them).
         #[arg(long, default_value = "medium")]
         preset: Preset,
         #[arg(long, default_value_t = 1000)]
@@ -153,6 +153,12 @@ impl EngineArg {
 
 /// A randomly initialised network of `preset` as ONNX bytes (deterministic for a seed).
 pub fn random_model(preset: Preset, seed: u64, step: u64) -> Vec<u8> {
+    if preset.is_pattern() {
+        let w = engine::net::PatternWeights::random(preset.dims().1, seed)
+            .expect("the pattern preset's width is valid");
+        return engine::net::pattern_onnx_bytes(&w, &w.meta(step))
+            .expect("random weights are finite");
+    }
     let w = NetWeights::random(preset.config(), seed).expect("presets are valid shapes");
     onnx_bytes(&w, &ModelMeta::for_config(&w.config, step)).expect("random weights are finite")
 }
@@ -396,7 +402,7 @@ fn startup(engine: &Path, preset: Preset, turn_ms: u64, moves: u32) -> Result<()
     println!(
         "start-up: {preset} model ({} parameters): spawn -> START -> OK {} ms; {} engine moves at \
          {turn_ms} ms/move: slowest reply {} ms; peak RSS {}",
-        preset.config().param_count(),
+        preset.param_count(),
         start_ok.as_millis(),
         games.moves,
         games.slowest.as_millis(),

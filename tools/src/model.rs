@@ -16,7 +16,7 @@ use engine::eval::features;
 use engine::eval::onnx::{Device, OnnxModel, OnnxRuntime};
 use engine::game::{Board, Rule};
 use engine::net::quant::WeightBits;
-use engine::net::{ModelMeta, NetConfig, NetWeights, Preset, write_model_file};
+use engine::net::{ModelMeta, NetConfig, NetWeights, Preset};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,7 +34,7 @@ pub enum ModelCmd {
     },
     /// Write a randomly initialised network of a preset (deterministic for a seed).
     Random {
-        /// tiny, cpu32, cpu48, small, medium or large.
+        /// tiny, cpu32, cpu48, small, medium, large or pattern.
         #[arg(long)]
         preset: Preset,
         #[arg(long)]
@@ -129,13 +129,13 @@ pub fn run(args: Args) -> Result<(), String> {
             sizes,
         } => claim(&file, &out, &rules, &sizes),
         ModelCmd::Random { preset, out, seed } => {
-            let w = NetWeights::random(preset.config(), seed).map_err(|e| e.to_string())?;
-            write_model_file(&out, &w, &ModelMeta::for_config(&w.config, 0))
-                .map_err(|e| e.to_string())?;
+            let bytes = engine_random_model(preset, seed)?;
+            engine::net::write_atomic(&out, &bytes)
+                .map_err(|e| format!("writing {}: {e}", out.display()))?;
             println!(
                 "wrote {} ({preset}, {} parameters, seed {seed})",
                 out.display(),
-                w.param_count()
+                preset.param_count()
             );
             Ok(())
         }
@@ -207,10 +207,13 @@ fn info(file: &std::path::Path) -> Result<(), String> {
         "preset          {} ({} blocks x {} channels)",
         m.preset, m.blocks, m.channels
     );
-    println!(
-        "parameters      {} (network contract heads)",
+    // A pattern file's (0 blocks, D channels) is no ResNet trunk.
+    let params = if m.preset == engine::net::pattern::PATTERN_FORM {
+        engine::net::pattern::param_count(m.channels)
+    } else {
         config.param_count()
-    );
+    };
+    println!("parameters      {params} (network contract heads)");
     println!(
         "feature version {} (input planes {})",
         m.feature_version, m.input_planes
@@ -383,7 +386,8 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         "preset  blocks x ch  parameters  ORT fp32 pos/s b1  b8  b32  int8 b8  (x fp32)  \
          int8 same move / |dv|  engine visits/s (1 thread, {search_ms} ms)"
     );
-    for preset in Preset::ALL {
+    // The columns (int8, ORT batches) are the ResNets': the pattern network runs natively.
+    for preset in Preset::RESNETS {
         let w = NetWeights::random(preset.config(), 1).map_err(|e| e.to_string())?;
         let bytes = engine::net::onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0))
             .map_err(|e| e.to_string())?;
@@ -433,4 +437,20 @@ fn bench(search_ms: u64, ort_ms: u64) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// Seeded random weights of `preset` as an fp32 model file's bytes (either network form).
+fn engine_random_model(preset: Preset, seed: u64) -> Result<Vec<u8>, String> {
+    match preset.try_config() {
+        Ok(config) => {
+            let w = NetWeights::random(config, seed).map_err(|e| e.to_string())?;
+            engine::net::onnx_bytes(&w, &ModelMeta::for_config(&w.config, 0))
+        }
+        Err(_) => {
+            let w = engine::net::PatternWeights::random(Preset::Pattern.dims().1, seed)
+                .map_err(|e| e.to_string())?;
+            engine::net::pattern_onnx_bytes(&w, &w.meta(0))
+        }
+    }
+    .map_err(|e| e.to_string())
 }

@@ -18,8 +18,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::eval::network::{Backend, NetEvaluator};
-use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::game::Pos;
 use engine::openings::OpeningFormat;
 use serde_json::json;
@@ -27,10 +25,10 @@ use tch::Device;
 
 use crate::config::{RunFolder, Settings};
 use crate::matches::arena::{MatchConfig, MatchResult, openings_from_file};
-use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet, onnx_selfplay};
+use crate::network::net_eval::{OnnxSelfplay, SelfplayNet, TchEvaluator, TchNet, onnx_selfplay};
 use crate::selfplay::estimate::{EpochShape, warn_if_slow};
 use crate::selfplay::status::expected_plies;
-use crate::selfplay::{self, SelfPlayConfig};
+use crate::selfplay::{self, Leaves, SelfPlayConfig};
 use crate::support::device::{describe, resolve};
 use crate::support::metrics::Metrics;
 use crate::support::progress::{self, Progress};
@@ -104,7 +102,7 @@ struct Run<'a> {
     /// The current weights already in `onnx_player`'s sessions (the startup estimate or the
     /// epoch's evaluation loaded them): the next self-play takes them instead of exporting and
     /// quantizing again.
-    onnx_loaded: Option<OnnxEvaluator>,
+    onnx_loaded: Option<SelfplayNet>,
     selfplay: SelfPlayConfig,
     /// The `eval_openings` file's openings, read and checked before any work (empty: random).
     eval_openings: Vec<Vec<Pos>>,
@@ -170,15 +168,13 @@ fn start_trainer(s: &Settings, device: Device) -> anyhow::Result<(Trainer, Optio
     let per_game = (s.board_size * s.board_size / 3).max(1);
     let schedule = steps_for(s, s.selfplay_games * per_game) * s.epochs;
     let mut t = Trainer::new(s, device, schedule, true, warn)?;
-    let config = t.config();
+    let (blocks, channels) = s.model_preset.dims();
     eprintln!(
-        "trainer: device {}; preset {}: {} blocks x {} channels, {} trainable parameters ({} after BN folding)",
+        "trainer: device {}; preset {}: {blocks} blocks x {channels} channels, {} trainable parameters ({} exported)",
         describe(device),
         s.model_preset,
-        config.blocks,
-        config.channels,
         t.trainable_params(),
-        config.param_count()
+        s.model_preset.param_count()
     );
     let resumed_from = t.resume(&s.resume, dir, warn)?;
     if let Some(path) = &resumed_from {
@@ -227,7 +223,7 @@ impl<'a> Run<'a> {
             json!({"settings": s, "device": describe(device), "epoch": t.epoch, "step": t.step,
                    "resumed_from": resumed_from.map(|p| p.display().to_string())}),
         )?;
-        let player = TchNet::evaluator(t.config(), device, "current", 2);
+        let player = TchNet::evaluator(t.form(), device, "current", 2);
         let selfplay = SelfPlayConfig::from_settings(s);
         let onnx_player = onnx_selfplay(s, device, warn)?;
         let shape = EpochShape::of(&selfplay, s.selfplay_games);
@@ -235,7 +231,10 @@ impl<'a> Run<'a> {
         match &onnx_player {
             Some(o) => {
                 let loaded = o.evaluator(&t.onnx()?)?;
-                warn_if_slow(&loaded, &shape);
+                // The native pattern network is fast enough to need no estimate.
+                if let SelfplayNet::Batched(net) = &loaded {
+                    warn_if_slow(&**net, &shape);
+                }
                 onnx_loaded = Some(loaded);
             }
             None => warn_if_slow(&player, &shape),
@@ -329,9 +328,9 @@ impl Run<'_> {
             }
         };
         let load_seconds = loading.elapsed().as_secs_f64();
-        let net: &NetEvaluator<dyn Backend> = match &onnx {
-            Some(onnx) => onnx,
-            None => &self.player,
+        let net = match &onnx {
+            Some(onnx) => onnx.leaves(),
+            None => Leaves::Batched(&self.player),
         };
         let sp = SelfPlayConfig {
             seed: s.seed.wrapping_mul(1_000_003).wrapping_add(epoch),
@@ -339,7 +338,7 @@ impl Run<'_> {
         };
         let mut pb = Progress::new("self-play", s.selfplay_games as u64);
         let plies = expected_plies(s.board_size);
-        let report = selfplay::play(&sp, net, s.selfplay_games, self.t.games as usize, |st| {
+        let report = selfplay::play_on(&sp, net, s.selfplay_games, self.t.games as usize, |st| {
             pb.update(st.games_done as u64, || st.line(plies))
         })?;
         pb.finish();

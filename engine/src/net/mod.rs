@@ -70,7 +70,9 @@ pub mod meta_keys {
 /// Errors of building, checking or writing a network description.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    #[error("unknown network preset `{0}` (expected tiny, cpu32, cpu48, small, medium or large)")]
+    #[error(
+        "unknown network preset `{0}` (expected tiny, cpu32, cpu48, small, medium, large or pattern)"
+    )]
     UnknownPreset(String),
     #[error("tensor `{name}` has {got} values, expected {expected}")]
     Shape {
@@ -96,7 +98,8 @@ pub enum NetError {
     },
 }
 
-/// Network sizes of the contract: blocks x channels.
+/// Network sizes of the contract: the ResNets' blocks x channels, and the pattern network
+/// (`pattern`, width `pattern::DEFAULT_DIM`), which has no [`NetConfig`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Preset {
     Tiny,
@@ -107,10 +110,24 @@ pub enum Preset {
     Small,
     Medium,
     Large,
+    /// The pattern network (`pattern`), D = `pattern::DEFAULT_DIM`: not a ResNet.
+    Pattern,
 }
 
 impl Preset {
-    pub const ALL: [Preset; 6] = [
+    /// Every preset, the pattern network's last.
+    pub const ALL: [Preset; 7] = [
+        Preset::Tiny,
+        Preset::Cpu32,
+        Preset::Cpu48,
+        Preset::Small,
+        Preset::Medium,
+        Preset::Large,
+        Preset::Pattern,
+    ];
+
+    /// The ResNet presets: those with a [`NetConfig`].
+    pub const RESNETS: [Preset; 6] = [
         Preset::Tiny,
         Preset::Cpu32,
         Preset::Cpu48,
@@ -127,10 +144,17 @@ impl Preset {
             Preset::Small => "small",
             Preset::Medium => "medium",
             Preset::Large => "large",
+            Preset::Pattern => pattern::PATTERN_FORM,
         }
     }
 
-    /// (residual blocks, trunk channels).
+    /// Whether this is the pattern network rather than a ResNet.
+    pub fn is_pattern(self) -> bool {
+        self == Preset::Pattern
+    }
+
+    /// (residual blocks, trunk channels) as the metadata and checkpoints record them: the
+    /// pattern network's are (0, D).
     pub fn dims(self) -> (usize, usize) {
         match self {
             Preset::Tiny => (2, 16),
@@ -139,15 +163,43 @@ impl Preset {
             Preset::Small => (10, 80),
             Preset::Medium => (10, 128),
             Preset::Large => (16, 128),
+            Preset::Pattern => (0, pattern::DEFAULT_DIM),
         }
     }
 
+    /// The ResNet shape of this preset.
+    ///
+    /// # Panics
+    /// For `Pattern`, which is no ResNet: [`Preset::try_config`] says so as an error.
     pub fn config(self) -> NetConfig {
+        match self.try_config() {
+            Ok(config) => config,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The ResNet shape of this preset, or an error for the pattern network.
+    pub fn try_config(self) -> Result<NetConfig, NetError> {
+        if self.is_pattern() {
+            return Err(NetError::Config(
+                "the pattern preset is not a ResNet (blocks x channels): this path takes the \
+                 ResNet presets only"
+                    .into(),
+            ));
+        }
         let (blocks, channels) = self.dims();
-        NetConfig {
+        Ok(NetConfig {
             blocks,
             channels,
             ..NetConfig::default()
+        })
+    }
+
+    /// Learned parameters of the exported network (BatchNorm folded for a ResNet).
+    pub fn param_count(self) -> usize {
+        match self.try_config() {
+            Ok(config) => config.param_count(),
+            Err(_) => pattern::param_count(pattern::DEFAULT_DIM),
         }
     }
 }
@@ -196,9 +248,9 @@ impl Default for NetConfig {
 }
 
 impl NetConfig {
-    /// The preset whose trunk this is, if any (heads are the same for all presets).
+    /// The ResNet preset whose trunk this is, if any (heads are the same for all presets).
     pub fn preset(&self) -> Option<Preset> {
-        Preset::ALL.into_iter().find(|p| p.config() == *self)
+        Preset::RESNETS.into_iter().find(|p| p.config() == *self)
     }
 
     pub fn validate(&self) -> Result<(), NetError> {
@@ -402,8 +454,26 @@ mod tests {
     fn preset_names_round_trip() {
         for p in Preset::ALL {
             assert_eq!(p.to_string().parse::<Preset>().unwrap(), p);
+        }
+        for p in Preset::RESNETS {
             assert_eq!(p.config().preset(), Some(p));
         }
+        // The pattern network is no ResNet: no config, and a (0, D) trunk is not it.
+        assert_eq!(Preset::Pattern.name(), pattern::PATTERN_FORM);
+        assert!(Preset::Pattern.try_config().is_err());
+        let (blocks, channels) = Preset::Pattern.dims();
+        let lookalike = NetConfig {
+            blocks,
+            channels,
+            ..NetConfig::default()
+        };
+        assert_eq!(lookalike.preset(), None);
+        let w = PatternWeights::zeros(channels).unwrap();
+        assert_eq!(w.meta(0).preset, Preset::Pattern.name());
+        assert_eq!(
+            (w.meta(0).blocks, w.meta(0).channels),
+            Preset::Pattern.dims()
+        );
         assert!("huge".parse::<Preset>().is_err());
         assert_eq!("Small".parse::<Preset>().unwrap(), Preset::Small);
     }

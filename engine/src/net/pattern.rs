@@ -46,6 +46,12 @@ pub fn key_weight(k: i64) -> u32 {
     }
 }
 
+/// Learned parameters of a pattern network of width `dim` (the exported tensors).
+pub fn param_count(dim: usize) -> usize {
+    // Table, black, forbidden, depthwise weights and bias, 1x1; then the 1x1 bias and the value head.
+    (KEYS + 1 + 1 + 9 + 1 + 1) * dim + 1 + (dim + 1) * VALUE_HIDDEN + VALUE_HIDDEN + 1
+}
+
 /// The weights of a pattern network, fp32.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PatternWeights {
@@ -212,6 +218,22 @@ fn check_dim(dim: usize) -> Result<(), NetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn param_count_counts_every_tensor() {
+        let w = PatternWeights::zeros(DEFAULT_DIM).unwrap();
+        let dense = |d: &Dense| d.weight.len() + d.bias.len();
+        let n = w.table.len()
+            + w.black.len()
+            + w.forbidden.len()
+            + w.policy_dw.len()
+            + w.policy_dw_bias.len()
+            + w.policy_out.len()
+            + 1
+            + dense(&w.value_fc1)
+            + dense(&w.value_fc2);
+        assert_eq!(param_count(DEFAULT_DIM), n);
+    }
 
     #[test]
     fn keys_cover_exactly_the_table() {

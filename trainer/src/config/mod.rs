@@ -150,7 +150,8 @@ engine::serde_via_str!(OptimizerKind);
 #[derive(Clone, Debug, PartialEq, Args, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
-    /// Network size: tiny, cpu32, cpu48 (sized for CPU play), small, medium or large.
+    /// Network size: tiny, cpu32, cpu48 (sized for CPU play), small, medium or large (ResNets), or
+    /// pattern (the pattern network of `engine::net::pattern`, self-played on the native runtime).
     #[arg(long, alias = "preset", default_value_t = Preset::Small)]
     pub model_preset: Preset,
     /// easy (pure MCTS: the network learns tactics itself) or medium (threat-space tactics at

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use engine::eval::network::{Backend, NetEvaluator};
 use engine::net::Preset;
 use tch::Device;
 
@@ -23,7 +22,8 @@ use super::payload::{GamePayload, ModelPayload};
 use super::queue::Queue;
 use super::{DistError, now_s};
 use crate::network::checkpoint;
-use crate::network::net_eval::{OnnxSelfplay, TchNet};
+use crate::network::form::Form;
+use crate::network::net_eval::{OnnxSelfplay, SelfplayNet, TchNet};
 use crate::selfplay::status::expected_plies;
 use crate::selfplay::{self, SelfPlayConfig};
 use crate::support::progress::Progress;
@@ -76,7 +76,7 @@ pub struct WorkerSummary {
 
 struct Loaded {
     version: u64,
-    net: Box<NetEvaluator<dyn Backend>>,
+    net: SelfplayNet,
 }
 
 /// Version `m` as the network self-play searches with: its ONNX file in ONNX Runtime sessions
@@ -88,15 +88,15 @@ fn load(
     id: u64,
 ) -> Result<Loaded, DistError> {
     let bad = |e: String| DistError::Other(format!("model v{}: {e}", m.version));
-    let net: Box<NetEvaluator<dyn Backend>> = match onnx {
-        Some(o) => Box::new(o.evaluator(&m.onnx).map_err(|e| bad(format!("{e:#}")))?),
+    let net = match onnx {
+        Some(o) => o.evaluator(&m.onnx).map_err(|e| bad(format!("{e:#}")))?,
         None => {
             let preset: Preset = m.preset.parse().map_err(|e| bad(format!("preset: {e}")))?;
-            let net = TchNet::evaluator(preset.config(), device, &format!("v{}", m.version), id);
+            let net = TchNet::evaluator(Form::of(preset), device, &format!("v{}", m.version), id);
             net.backend()
                 .with(|vs, _| checkpoint::restore(vs, &m.weights))
                 .map_err(|e| bad(e.to_string()))?;
-            Box::new(net)
+            SelfplayNet::Batched(Box::new(net))
         }
     };
     Ok(Loaded {
@@ -370,7 +370,7 @@ impl Worker<'_> {
         let t = Instant::now();
         let mut pb = Progress::new(&format!("selfplay-worker {}", o.worker_id), n as u64);
         let plies = expected_plies(sp.board_size);
-        let report = selfplay::play(&sp, &self.current.net, n, seq as usize, |st| {
+        let report = selfplay::play_on(&sp, self.current.net.leaves(), n, seq as usize, |st| {
             pb.update(st.games_done as u64, || st.line(plies))
         })
         .map_err(|e| DistError::Other(format!("self-play: {e:#}")))?;

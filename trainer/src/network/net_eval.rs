@@ -1,5 +1,5 @@
-//! The tch network as a backend of the engine's network seam: `TchNet` holds a `Net` in its own
-//! `VarStore` and runs eval-mode forwards without gradients. `TchEvaluator`, the engine's
+//! The tch network as a backend of the engine's network seam: `TchNet` holds a `Model` (either
+//! form) in its own `VarStore` and runs eval-mode forwards without gradients. `TchEvaluator`, the engine's
 //! `NetEvaluator` over it, serves self-play, the five-prior probe and evaluation matches.
 //!
 //! Self-play may instead search with the network's ONNX export on the engine's ONNX Runtime
@@ -7,25 +7,32 @@
 //! CPU, or its int8 export (`engine::net::quant`; `auto`'s choice on CPUs with VNNI).
 //! `onnx_selfplay` makes that choice once per process (the single-machine run and the
 //! distributed workers alike) and `OnnxSelfplay::evaluator` loads each new export; the run's
-//! evaluation matches load both of their networks the same way.
+//! evaluation matches load both of their networks the same way. A pattern network's export is
+//! never quantized (int8 is the ResNet's) nor run on ONNX Runtime: the engine's native runtime
+//! (`engine::eval::native::pattern`) evaluates it, whole boards at a time (`SelfplayNet::Native`).
 //!
-//! Depends on tch, `model`, `config` (the setting), `engine::eval` (network, onnx),
-//! `engine::net::quant` and `engine::bench` (int8 calibration positions).
+//! Depends on tch, `form`, `model`, `config` (the setting), `selfplay` (`Leaves`),
+//! `engine::eval` (network, onnx, native), `engine::net::quant` and `engine::bench` (int8
+//! calibration positions).
 
 use std::sync::Mutex;
 
 use engine::bench::{CALIBRATION_POSITIONS, CALIBRATION_SEED, game_positions};
 use engine::eval::features;
+use engine::eval::native::pattern::{PatternEvaluator, PatternNet};
 use engine::eval::network::LoadConfig;
 use engine::eval::network::{Backend, BackendError, NetEvaluator, NetOutput};
 use engine::eval::onnx::{Device as OrtDevice, OnnxRuntime};
 use engine::eval::onnx_evaluator::OnnxEvaluator;
-use engine::net::NetConfig;
+use engine::eval::{Evaluation, Evaluator};
+use engine::game::Board;
 use engine::net::quant::{WeightBits, quantize_model_bytes};
 use tch::{Device, Kind, Tensor, nn};
 
 use crate::config::{SelfplayBackend, Settings};
-use crate::network::model::{Net, to_vec};
+use crate::network::form::{Form, Model};
+use crate::network::model::to_vec;
+use crate::selfplay::Leaves;
 
 /// How self-play runs on ONNX Runtime (`selfplay_backend` onnx or onnx-int8): the sessions, and
 /// for int8 the calibration positions, made once per process.
@@ -33,6 +40,8 @@ use crate::network::model::{Net, to_vec};
 pub struct OnnxSelfplay {
     config: LoadConfig,
     int8: Option<Calibration>,
+    /// The exports are pattern networks: the native runtime loads them.
+    native_pattern: bool,
 }
 
 /// The positions every int8 export of this run is calibrated on (`engine::bench`'s, as
@@ -46,16 +55,23 @@ struct Calibration {
 impl OnnxSelfplay {
     /// What the `selfplay` record calls this backend.
     pub fn name(&self) -> &'static str {
-        if self.int8.is_some() {
-            "onnx-int8"
-        } else {
-            "onnx"
+        match (self.native_pattern, &self.int8) {
+            (true, _) => "native-pattern",
+            (false, Some(_)) => "onnx-int8",
+            (false, None) => "onnx",
         }
     }
 
     /// The network exported as `onnx` (an epoch's or a distributed version's) in ONNX Runtime
-    /// sessions, quantized first when self-play runs int8.
-    pub fn evaluator(&self, onnx: &[u8]) -> anyhow::Result<OnnxEvaluator> {
+    /// sessions, quantized first when self-play runs int8; a pattern network on the native
+    /// runtime.
+    pub fn evaluator(&self, onnx: &[u8]) -> anyhow::Result<SelfplayNet> {
+        if self.native_pattern {
+            let net = PatternNet::from_bytes(onnx).map_err(|e| {
+                anyhow::anyhow!("loading the pattern network's export natively: {e}")
+            })?;
+            return Ok(SelfplayNet::Native(Box::new(PatternEvaluator::new(net))));
+        }
         let int8;
         let bytes = match &self.int8 {
             None => onnx,
@@ -68,8 +84,64 @@ impl OnnxSelfplay {
                 &int8
             }
         };
-        OnnxEvaluator::from_bytes(bytes, self.config)
-            .map_err(|e| anyhow::anyhow!("loading the network's export into ONNX Runtime: {e}"))
+        let sessions = OnnxEvaluator::from_bytes(bytes, self.config)
+            .map_err(|e| anyhow::anyhow!("loading the network's export into ONNX Runtime: {e}"))?;
+        Ok(SelfplayNet::Batched(Box::new(sessions)))
+    }
+}
+
+/// A network loaded from its export for self-play and evaluation matches.
+pub enum SelfplayNet {
+    /// Planes in batches through a backend (ONNX Runtime sessions, or a tch network).
+    Batched(Box<NetEvaluator<dyn Backend>>),
+    /// Boards through the engine's native pattern runtime.
+    Native(Box<PatternEvaluator>),
+}
+
+impl SelfplayNet {
+    /// How self-play hands it its leaves.
+    pub fn leaves(&self) -> Leaves<'_> {
+        match self {
+            SelfplayNet::Batched(net) => Leaves::Batched(net),
+            SelfplayNet::Native(ev) => Leaves::Boards(&**ev),
+        }
+    }
+}
+
+impl Evaluator for SelfplayNet {
+    fn name(&self) -> String {
+        match self {
+            SelfplayNet::Batched(net) => net.name(),
+            SelfplayNet::Native(ev) => ev.name(),
+        }
+    }
+
+    fn evaluate(&self, boards: &[&Board], out: &mut Vec<Evaluation>) {
+        match self {
+            SelfplayNet::Batched(net) => net.evaluate(boards, out),
+            SelfplayNet::Native(ev) => ev.evaluate(boards, out),
+        }
+    }
+
+    fn preferred_batch(&self) -> usize {
+        match self {
+            SelfplayNet::Batched(net) => net.preferred_batch(),
+            SelfplayNet::Native(ev) => ev.preferred_batch(),
+        }
+    }
+
+    fn model_id(&self) -> u64 {
+        match self {
+            SelfplayNet::Batched(net) => net.model_id(),
+            SelfplayNet::Native(ev) => ev.model_id(),
+        }
+    }
+
+    fn refuses(&self, board: &Board) -> Option<String> {
+        match self {
+            SelfplayNet::Batched(net) => net.refuses(board),
+            SelfplayNet::Native(ev) => ev.refuses(board),
+        }
     }
 }
 
@@ -91,6 +163,9 @@ pub fn onnx_selfplay(
     };
     if !wanted {
         return Ok(None);
+    }
+    if s.model_preset.is_pattern() {
+        return native_pattern_selfplay(s);
     }
     if let Err(e) = OnnxRuntime::init() {
         if s.selfplay_backend == SelfplayBackend::Auto {
@@ -142,7 +217,28 @@ pub fn onnx_selfplay(
         },
         config.threads_intra
     );
-    Ok(Some(OnnxSelfplay { config, int8 }))
+    Ok(Some(OnnxSelfplay {
+        config,
+        int8,
+        native_pattern: false,
+    }))
+}
+
+/// Self-play of a pattern network on the engine's native runtime: int8 is refused (the
+/// quantizer knows the ResNet only), any other backend but tch takes it.
+fn native_pattern_selfplay(s: &Settings) -> anyhow::Result<Option<OnnxSelfplay>> {
+    if s.selfplay_backend == SelfplayBackend::OnnxInt8 {
+        anyhow::bail!(
+            "--selfplay-backend onnx-int8: the pattern network has no int8 form (its export runs \
+             on the engine's native runtime: --selfplay-backend auto or onnx)"
+        );
+    }
+    eprintln!("trainer: self-play on the engine's native pattern runtime");
+    Ok(Some(OnnxSelfplay {
+        config: LoadConfig::default(),
+        int8: None,
+        native_pattern: true,
+    }))
 }
 
 /// Whether this CPU multiplies int8 with dot-product instructions (AVX-512 VNNI or AVX-VNNI), where
@@ -164,7 +260,7 @@ fn cpu_has_int8_dot_products() -> bool {
 pub type TchEvaluator = NetEvaluator<TchNet>;
 
 pub struct TchNet {
-    inner: Mutex<(nn::VarStore, Net)>,
+    inner: Mutex<(nn::VarStore, Model)>,
     device: Device,
     label: String,
     id: u64,
@@ -172,9 +268,9 @@ pub struct TchNet {
 
 impl TchNet {
     /// A fresh (randomly initialised) network on `device`; `tch::manual_seed` decides the weights.
-    pub fn new(config: NetConfig, device: Device, label: &str, id: u64) -> TchNet {
+    pub fn new(form: impl Into<Form>, device: Device, label: &str, id: u64) -> TchNet {
         let vs = nn::VarStore::new(device);
-        let net = Net::new(&vs.root(), config);
+        let net = Model::new(&vs.root(), form);
         TchNet {
             inner: Mutex::new((vs, net)),
             device,
@@ -184,8 +280,8 @@ impl TchNet {
     }
 
     /// `new`, wrapped in the evaluator.
-    pub fn evaluator(config: NetConfig, device: Device, label: &str, id: u64) -> TchEvaluator {
-        NetEvaluator::new(TchNet::new(config, device, label, id))
+    pub fn evaluator(form: impl Into<Form>, device: Device, label: &str, id: u64) -> TchEvaluator {
+        NetEvaluator::new(TchNet::new(form, device, label, id))
     }
 
     /// Copies every variable (weights and BN statistics) from `src`.
@@ -198,7 +294,7 @@ impl TchNet {
             .map_err(|e| anyhow::anyhow!("copying weights: {e}"))
     }
 
-    pub fn with<R>(&self, f: impl FnOnce(&nn::VarStore, &Net) -> R) -> R {
+    pub fn with<R>(&self, f: impl FnOnce(&nn::VarStore, &Model) -> R) -> R {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         f(&g.0, &g.1)
     }

@@ -17,7 +17,9 @@
 //! Leaves go through the engine's network seam: each game encodes and finishes its own leaves
 //! with `NetEvaluator`'s steps, and one backend forward serves them all (tch lives behind the
 //! `Backend` trait, in `net_eval`; a failed forward stops self-play rather than train on
-//! made-up priors).
+//! made-up priors). An evaluator of whole boards (`Leaves::Boards`: the native pattern network,
+//! whose accumulators follow each game's moves) instead evaluates each game's leaves in the
+//! game's own parallel task.
 //!
 //! A status callback sees every step (games done and running, moves, leaves: `status`), which a
 //! `support::progress` reporter turns into a bar or lines without touching the games. The room
@@ -37,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use engine::brain::Difficulty;
 use engine::eval::network::{Backend, NetEvaluator, NetOutput};
-use engine::eval::{Evaluation, UniformEvaluator};
+use engine::eval::{Evaluation, Evaluator, UniformEvaluator};
 use engine::game::{Board, Color, Pos, Rule};
 use engine::mcts::{MctsConfig, Proven, RootCandidate, Search, SearchResult};
 use rayon::prelude::*;
@@ -140,6 +142,8 @@ struct Slot {
     /// Colour that would have resigned in a no-resign game.
     would_resign: Option<Color>,
     planes: Vec<f32>,
+    /// This step's evaluations, when the leaves go to a board evaluator.
+    evals: Vec<Evaluation>,
     pending: usize,
     /// Leaves were gathered this step, so `apply` must follow.
     gathered: bool,
@@ -212,6 +216,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
         low: [0; 2],
         would_resign: None,
         planes: Vec::new(),
+        evals: Vec::new(),
         pending: 0,
         gathered: false,
         start_visits: 0,
@@ -281,9 +286,29 @@ pub fn play(
     first_game: usize,
     progress: impl FnMut(&SelfPlayStatus),
 ) -> anyhow::Result<SelfPlayReport> {
+    play_on(cfg, Leaves::Batched(net), games, first_game, progress)
+}
+
+/// What evaluates self-play's leaves.
+#[derive(Clone, Copy)]
+pub enum Leaves<'a> {
+    /// Every game's leaves as planes, in one batched forward per step.
+    Batched(&'a NetEvaluator<dyn Backend>),
+    /// Each game's leaves as boards, evaluated in that game's task (the native pattern network).
+    Boards(&'a dyn Evaluator),
+}
+
+/// `play` with the leaves going to `leaves`.
+pub fn play_on(
+    cfg: &SelfPlayConfig,
+    leaves: Leaves<'_>,
+    games: usize,
+    first_game: usize,
+    progress: impl FnMut(&SelfPlayStatus),
+) -> anyhow::Result<SelfPlayReport> {
     let n = cfg.board_size;
     let empty = Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
-    play_from(cfg, net, &empty, games, first_game, progress)
+    run_games(cfg, leaves, &empty, games, first_game, progress)
 }
 
 /// `play` from the position `start_board` (of `cfg`'s size and rule): the records hold the
@@ -291,6 +316,24 @@ pub fn play(
 pub fn play_from(
     cfg: &SelfPlayConfig,
     net: &NetEvaluator<dyn Backend>,
+    start_board: &Board,
+    games: usize,
+    first_game: usize,
+    progress: impl FnMut(&SelfPlayStatus),
+) -> anyhow::Result<SelfPlayReport> {
+    run_games(
+        cfg,
+        Leaves::Batched(net),
+        start_board,
+        games,
+        first_game,
+        progress,
+    )
+}
+
+fn run_games(
+    cfg: &SelfPlayConfig,
+    net: Leaves<'_>,
     start_board: &Board,
     games: usize,
     first_game: usize,
@@ -361,7 +404,7 @@ pub fn play_from(
 }
 
 /// Step 1: every game (in parallel) gathers its leaves and encodes them.
-fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Slot]) {
+fn gather(cfg: &SelfPlayConfig, net: Leaves<'_>, slots: &mut [Slot]) {
     slots.par_iter_mut().for_each(|s| {
         s.before = s.search.root_visits();
         // A reused subtree may already be proven: move without searching.
@@ -384,26 +427,36 @@ fn gather(cfg: &SelfPlayConfig, net: &NetEvaluator<dyn Backend>, slots: &mut [Sl
                 s.search.gather_leaves(want).len()
             }
         };
-        net.encode(&s.search.pending_boards(), &mut s.planes);
+        match net {
+            Leaves::Batched(net) => net.encode(&s.search.pending_boards(), &mut s.planes),
+            Leaves::Boards(ev) => ev.evaluate(&s.search.pending_boards(), &mut s.evals),
+        }
     })
 }
 
 /// Step 2: one forward for all leaves of all games (in parts at once where the backend runs
 /// several forwards at a time).
 fn forward_all(
-    net: &NetEvaluator<dyn Backend>,
+    net: Leaves<'_>,
     slots: &[Slot],
     batch_planes: &mut Vec<f32>,
     n: usize,
     report: &mut SelfPlayReport,
 ) -> anyhow::Result<NetOutput> {
+    let total: usize = slots.iter().map(|s| s.pending).sum();
+    // A board evaluator answered in the gather: its time is the gather's, not a forward's.
+    let net = match net {
+        Leaves::Batched(net) if total > 0 => net,
+        Leaves::Boards(_) if total > 0 => {
+            report.forwards += 1;
+            report.leaves += total;
+            return Ok(NetOutput::default());
+        }
+        _ => return Ok(NetOutput::default()),
+    };
     batch_planes.clear();
     for s in slots {
         batch_planes.extend_from_slice(&s.planes);
-    }
-    let total: usize = slots.iter().map(|s| s.pending).sum();
-    if total == 0 {
-        return Ok(NetOutput::default());
     }
     let t0 = Instant::now();
     let out = net
@@ -418,7 +471,7 @@ fn forward_all(
 /// Step 3: every game (in parallel) backs up its share of the forward.
 fn apply_all(
     cfg: &SelfPlayConfig,
-    net: &NetEvaluator<dyn Backend>,
+    net: Leaves<'_>,
     slots: &mut [Slot],
     output: &NetOutput,
 ) -> anyhow::Result<()> {
@@ -436,8 +489,14 @@ fn apply_all(
                 if !s.gathered {
                     return Ok(());
                 }
-                let mut evals = vec![Evaluation::default(); s.pending];
-                net.finish(&s.planes, output, o, &mut evals);
+                let evals = match net {
+                    Leaves::Batched(net) => {
+                        let mut evals = vec![Evaluation::default(); s.pending];
+                        net.finish(&s.planes, output, o, &mut evals);
+                        evals
+                    }
+                    Leaves::Boards(_) => std::mem::take(&mut s.evals),
+                };
                 s.search.apply(&evals).map_err(|e| e.to_string())?;
                 // Playouts settled in the gather (terminal, proven) count as progress: only
                 // a step that backed up nothing at all is a stall.

@@ -7,7 +7,7 @@
 //! The room also holds the replay store the trainer samples from (`replay`) and the probe of the
 //! network's prior on available fives (`probe`).
 //!
-//! Depends on `config`, `network` (`model`, `optim`, `checkpoint`, `net_eval`), `replay`,
+//! Depends on `config`, `network` (`form`, `model`, `optim`, `checkpoint`, `net_eval`), `replay`,
 //! `matches::arena` and `support::store`.
 
 pub mod probe;
@@ -18,17 +18,17 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use engine::eval::classical::ClassicalEvaluator;
-use engine::eval::onnx_evaluator::OnnxEvaluator;
 use engine::eval::{Evaluator, UniformEvaluator, features};
 use engine::game::Pos;
-use engine::net::{ModelMeta, NetConfig, Preset, onnx_bytes};
+use engine::net::Preset;
 use tch::{Device, Kind, Tensor, nn};
 
 use crate::config::{Resume, Settings};
 use crate::matches::arena::{MatchConfig, MatchResult, play_match};
 use crate::network::checkpoint::{self, Checkpoint};
-use crate::network::model::{Net, trainable_params};
-use crate::network::net_eval::{OnnxSelfplay, TchEvaluator, TchNet};
+use crate::network::form::{Form, Model};
+use crate::network::model::trainable_params;
+use crate::network::net_eval::{OnnxSelfplay, SelfplayNet, TchEvaluator, TchNet};
 use crate::network::optim::{OptimConfig, Optimizer};
 use crate::support::store;
 use crate::training::replay::{Replay, Sample};
@@ -102,7 +102,7 @@ fn cross_entropy(logits: &Tensor, target: &Tensor, rows: usize) -> Tensor {
 }
 
 /// The losses of `net` in training mode on one batch.
-pub fn losses(net: &Net, b: &Batch) -> Losses {
+pub fn losses(net: &Model, b: &Batch) -> Losses {
     let heads = net.forward_heads(&b.planes, true);
     let rows = b.value.size()[0] as usize;
     Losses {
@@ -163,7 +163,7 @@ pub struct Trainer {
     /// The weight of the opponent-reply loss (`aux_policy_weight`; 0: no such head).
     aux_policy_weight: f64,
     vs: nn::VarStore,
-    net: Net,
+    net: Model,
     opt: Optimizer,
     pub replay: Replay,
     rng: Rng,
@@ -187,13 +187,13 @@ impl Trainer {
         keep_best: bool,
         warn: impl FnMut(String),
     ) -> anyhow::Result<Trainer> {
-        let config = s.model_preset.config();
+        let form = Form::of(s.model_preset);
         let vs = nn::VarStore::new(device);
-        let net = Net::for_training(&vs.root(), config, s.aux_policy_weight > 0.0);
+        let net = Model::for_training(&vs.root(), form, s.aux_policy_weight > 0.0);
         let opt = Optimizer::new(&vs, OptimConfig::from_settings(s, schedule_steps));
         let replay = Replay::open(&s.checkpoint_dir.join("replay"), s.replay_window, warn)?;
         let best = if keep_best {
-            let net = Arc::new(TchNet::evaluator(config, device, "best", 1));
+            let net = Arc::new(TchNet::evaluator(form, device, "best", 1));
             net.backend().load_from(&vs)?;
             Some(Best {
                 net,
@@ -223,8 +223,9 @@ impl Trainer {
         })
     }
 
-    pub fn config(&self) -> NetConfig {
-        self.preset.config()
+    /// The shape of the network being trained.
+    pub fn form(&self) -> Form {
+        Form::of(self.preset)
     }
 
     /// Parameters the optimizer trains (before BatchNorm folding).
@@ -254,9 +255,9 @@ impl Trainer {
     }
 
     fn restore(&mut self, ck: &Checkpoint, warn: &mut impl FnMut(String)) -> anyhow::Result<()> {
-        let config = self.config();
+        let (blocks, channels) = self.preset.dims();
         let wanted = format!("model_preset {}", self.preset.name());
-        ck.check_shape(config.blocks, config.channels, &wanted)
+        ck.check_shape(blocks, channels, &wanted)
             .and_then(|()| ck.check_rule(self.rule))
             .map_err(anyhow::Error::msg)?;
         if let Some(size) = ck.board_size.filter(|&n| n != self.board_size) {
@@ -395,7 +396,7 @@ impl Trainer {
 
     /// Everything needed to continue: weights, optimizer, counters, RNG, replay cursor, best net.
     pub fn checkpoint(&self) -> Checkpoint {
-        let config = self.config();
+        let (blocks, channels) = self.preset.dims();
         let (best_epoch, best_elo, best_weights) = match &self.best {
             Some(b) => (
                 b.epoch,
@@ -408,8 +409,8 @@ impl Trainer {
             epoch: self.epoch,
             step: self.step,
             preset: self.preset.name().into(),
-            blocks: config.blocks,
-            channels: config.channels,
+            blocks,
+            channels,
             rng: self.rng.clone(),
             next_chunk: self.replay.next_chunk(),
             games_played: self.games,
@@ -437,13 +438,7 @@ impl Trainer {
     /// The network as an ONNX file (BatchNorm folded, metadata with the step, and the rule and
     /// board size it was trained for as its claim: the engine plays it only there).
     pub fn onnx(&self) -> anyhow::Result<Vec<u8>> {
-        onnx_of(
-            &self.net,
-            &self.config(),
-            self.step,
-            self.rule,
-            self.board_size,
-        )
+        onnx_of(&self.net, self.step, self.rule, self.board_size)
     }
 
     /// Writes the ONNX model as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically
@@ -466,16 +461,16 @@ impl Trainer {
     pub fn evaluate(
         &mut self,
         s: &Settings,
-        onnx: Option<(&OnnxSelfplay, Arc<OnnxEvaluator>)>,
+        onnx: Option<(&OnnxSelfplay, Arc<SelfplayNet>)>,
         openings: &[Vec<Pos>],
     ) -> anyhow::Result<Evaluation> {
         let epoch = self.epoch;
-        let (config, step, rule, size) = (self.config(), self.step, self.rule, self.board_size);
+        let (form, step, rule, size) = (self.form(), self.step, self.rule, self.board_size);
         let current: Arc<dyn Evaluator> = match &onnx {
             Some((_, current)) => current.clone(),
             None => {
                 let net =
-                    TchNet::evaluator(config, self.device, &format!("epoch{epoch}"), 100 + epoch);
+                    TchNet::evaluator(form, self.device, &format!("epoch{epoch}"), 100 + epoch);
                 self.load_into(&net)?;
                 Arc::new(net)
             }
@@ -489,7 +484,7 @@ impl Trainer {
                 let bytes = best
                     .net
                     .backend()
-                    .with(|_, net| onnx_of(net, &config, step, rule, size))?;
+                    .with(|_, net| onnx_of(net, step, rule, size))?;
                 Arc::new(o.evaluator(&bytes)?)
             }
             None => best.net.clone(),
@@ -527,19 +522,13 @@ impl Trainer {
 /// `net` as an ONNX file: BatchNorm folded, training-only heads left out, metadata with `step`
 /// and the claim `rule` on `board_size` (the engine plays it only there).
 fn onnx_of(
-    net: &Net,
-    config: &NetConfig,
+    net: &Model,
     step: u64,
     rule: engine::game::Rule,
     board_size: usize,
 ) -> anyhow::Result<Vec<u8>> {
-    let weights = net.export().context("folding BatchNorm for export")?;
-    let meta = ModelMeta {
-        rules: vec![rule],
-        board_sizes: vec![board_size],
-        ..ModelMeta::for_config(config, step)
-    };
-    Ok(onnx_bytes(&weights, &meta)?)
+    let weights = net.export().context("exporting the network")?;
+    Ok(weights.onnx_bytes(step, rule, board_size)?)
 }
 
 /// `trainer export`: the ONNX file of the checkpoint at `path` (its own preset), exactly as its
@@ -559,14 +548,10 @@ pub fn export_checkpoint(
         .preset
         .parse()
         .with_context(|| format!("{}: preset `{}`", path.display(), ck.preset))?;
-    let config = preset.config();
-    ck.check_shape(
-        config.blocks,
-        config.channels,
-        &format!("its preset {}", ck.preset),
-    )
-    .and_then(|()| ck.check_rule(rule))
-    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let (blocks, channels) = preset.dims();
+    ck.check_shape(blocks, channels, &format!("its preset {}", ck.preset))
+        .and_then(|()| ck.check_rule(rule))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if let Some(size) = ck.board_size.filter(|&n| n != board_size) {
         anyhow::bail!(
             "{}: the checkpoint was trained on {size}x{size}, the profile plays \
@@ -590,11 +575,11 @@ pub fn export_checkpoint(
         ));
     }
     let vs = nn::VarStore::new(Device::Cpu);
-    let net = Net::for_training(&vs.root(), config, false);
+    let net = Model::new(&vs.root(), Form::of(preset));
     checkpoint::restore(&vs, &ck.weights)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("loading the weights of {}", path.display()))?;
-    onnx_of(&net, &config, ck.step, rule, board_size)
+    onnx_of(&net, ck.step, rule, board_size)
 }
 
 /// Writes `bytes` as `<dir>/models/<name>.onnx` and `latest.onnx`, each atomically.

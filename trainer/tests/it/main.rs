@@ -17,6 +17,7 @@ mod equal_time;
 mod kill_resume;
 mod network;
 mod old_run_resumes;
+mod pattern_net;
 mod progress;
 mod replay_store;
 mod selfplay;

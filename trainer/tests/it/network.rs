@@ -8,6 +8,7 @@ use engine::game::{Board, Pos, Rule};
 use engine::net::{ModelMeta, Preset, reference_forward, write_model_file};
 use tch::{Device, Kind, Tensor, nn};
 use trainer::config::Settings;
+use trainer::network::form::Model;
 use trainer::network::model::{Net, to_vec, trainable_params};
 use trainer::network::optim::{OptimConfig, Optimizer};
 
@@ -33,7 +34,7 @@ fn planes(n: usize, size: usize) -> Vec<f32> {
 #[test]
 fn preset_parameter_counts_match_the_contract() {
     tch::set_num_threads(1);
-    for p in Preset::ALL {
+    for p in Preset::RESNETS {
         let vs = nn::VarStore::new(Device::Cpu);
         let net = Net::new(&vs.root(), p.config());
         let folded = net.export().unwrap().param_count();
@@ -222,14 +223,14 @@ fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
     assert_eq!(batch.opponent_targets, samples.len());
 
     let vs = nn::VarStore::new(Device::Cpu);
-    let net = Net::for_training(&vs.root(), config, true);
+    let net = Model::ResNet(Box::new(Net::for_training(&vs.root(), config, true)));
     let fast = OptimConfig {
         lr: 1e-2,
         warmup_steps: 1,
         ..OptimConfig::from_settings(&Settings::default(), 10_000)
     };
     let mut opt = Optimizer::new(&vs, fast);
-    let aux_loss = |net: &Net| {
+    let aux_loss = |net: &Model| {
         losses(net, &batch)
             .opponent_policy
             .expect("the net has the head")
@@ -254,6 +255,6 @@ fn the_opponent_reply_head_learns_and_stays_out_of_the_export() {
     // such loss.
     assert_eq!(net.export().unwrap().param_count(), config.param_count());
     let plain_vs = nn::VarStore::new(Device::Cpu);
-    let plain = Net::new(&plain_vs.root(), config);
+    let plain = Model::new(&plain_vs.root(), config);
     assert!(losses(&plain, &batch).opponent_policy.is_none());
 }

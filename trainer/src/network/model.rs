@@ -189,12 +189,7 @@ impl Net {
             ],
             1,
         );
-        let v = v
-            .apply(&self.value_fc1)
-            .relu()
-            .apply(&self.value_fc2)
-            .tanh()
-            .view([n]);
+        let v = value_tail(&v, &self.value_fc1, &self.value_fc2);
         Heads {
             policy: p,
             value: v,
@@ -251,6 +246,17 @@ impl Net {
         w.validate()?;
         Ok(w)
     }
+}
+
+/// The value head's end in both network forms: the pooled features `[n, k]` through a ReLU
+/// layer and one tanh output, `[n]` (the ONNX writer's `value_mlp`).
+pub fn value_tail(pooled: &Tensor, fc1: &nn::Linear, fc2: &nn::Linear) -> Tensor {
+    pooled
+        .apply(fc1)
+        .relu()
+        .apply(fc2)
+        .tanh()
+        .view([pooled.size()[0]])
 }
 
 /// Learned parameters of the tch model (including BN scale/shift, before folding).

@@ -81,13 +81,8 @@ impl PatternNet {
             .opponent_policy_out
             .as_ref()
             .map(|head| g.apply(head).view([n, -1]));
-        let value = f
-            .mean_dim([2i64, 3].as_slice(), false, Kind::Float)
-            .apply(&self.value_fc1)
-            .relu()
-            .apply(&self.value_fc2)
-            .tanh()
-            .view([n]);
+        let pooled = f.mean_dim([2i64, 3].as_slice(), false, Kind::Float);
+        let value = super::model::value_tail(&pooled, &self.value_fc1, &self.value_fc2);
         Heads {
             policy,
             value,

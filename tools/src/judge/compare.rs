@@ -189,7 +189,13 @@ mod tests {
                     .nth(1)
                     .and_then(|g| g.split(' ').next());
                 let game: usize = game.and_then(|g| g.parse().ok()).expect("a game number");
-                assert_eq!(game.is_multiple_of(4), held_out, "{} in {}", p.name, path.display());
+                assert_eq!(
+                    game.is_multiple_of(4),
+                    held_out,
+                    "{} in {}",
+                    p.name,
+                    path.display()
+                );
                 assert!(names.insert(p.name.clone()), "{} twice", p.name);
             }
         }

@@ -186,17 +186,7 @@ pub fn onnx_selfplay(
         SelfplayBackend::Tch | SelfplayBackend::Onnx => false,
     };
     let int8 = if wants_int8 {
-        let positions = game_positions(
-            CALIBRATION_POSITIONS,
-            s.board_size,
-            s.rule,
-            CALIBRATION_SEED,
-        )
-        .map_err(|e| anyhow::anyhow!("int8 calibration positions: {e}"))?;
-        Some(Calibration {
-            positions,
-            size: s.board_size,
-        })
+        Some(Calibration::for_settings(s)?)
     } else {
         None
     };
@@ -222,6 +212,23 @@ pub fn onnx_selfplay(
         int8,
         native_pattern: false,
     }))
+}
+
+impl Calibration {
+    /// The calibration positions of `s`'s board and rule.
+    fn for_settings(s: &Settings) -> anyhow::Result<Calibration> {
+        let positions = game_positions(
+            CALIBRATION_POSITIONS,
+            s.board_size,
+            s.rule,
+            CALIBRATION_SEED,
+        )
+        .map_err(|e| anyhow::anyhow!("int8 calibration positions: {e}"))?;
+        Ok(Calibration {
+            positions,
+            size: s.board_size,
+        })
+    }
 }
 
 /// Self-play of a pattern network on the engine's native runtime: int8 is refused (the

@@ -184,8 +184,6 @@ pub fn run(
         replay.add_chunk(report.games)?;
     }
     pb.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
-    let mut metrics =
-        crate::support::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?;
     let mut record = serde_json::json!({"games": written, "positions": positions,
                                         "visits": visits, "expert": expert.name(),
                                         "seconds": started.elapsed().as_secs_f64(),
@@ -194,7 +192,8 @@ pub fn run(
         record["stopped"] = name.into();
         eprintln!("bootstrap: stopped on {name} after {written} of {games} games (all saved)");
     }
-    metrics.log("bootstrap", record)?;
+    crate::support::metrics::Metrics::open(&s.checkpoint_dir.join("metrics.jsonl"))?
+        .log("bootstrap", record)?;
     eprintln!(
         "bootstrap: {written} games, {positions} positions added; the replay window holds {}",
         replay.len()

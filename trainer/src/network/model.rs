@@ -213,19 +213,6 @@ impl Net {
                     .unwrap_or_else(|| vec![0.0; s[0] as usize]),
             }
         };
-        let dense = |l: &nn::Linear| {
-            let s = l.ws.size();
-            Dense {
-                out_features: s[0] as usize,
-                in_features: s[1] as usize,
-                weight: to_vec(&l.ws),
-                bias: l
-                    .bs
-                    .as_ref()
-                    .map(to_vec)
-                    .unwrap_or_else(|| vec![0.0; s[0] as usize]),
-            }
-        };
         let mut blocks = Vec::with_capacity(self.blocks.len());
         for (a, b) in &self.blocks {
             blocks.push(ResBlock {
@@ -240,11 +227,26 @@ impl Net {
             policy_conv: self.policy_conv.export()?,
             policy_out: conv_plain(&self.policy_out),
             value_conv: self.value_conv.export()?,
-            value_fc1: dense(&self.value_fc1),
-            value_fc2: dense(&self.value_fc2),
+            value_fc1: dense_of(&self.value_fc1),
+            value_fc2: dense_of(&self.value_fc2),
         };
         w.validate()?;
         Ok(w)
+    }
+}
+
+/// A linear layer as the contract holds it (a layer without bias gets zeros).
+pub fn dense_of(l: &nn::Linear) -> Dense {
+    let s = l.ws.size();
+    Dense {
+        out_features: s[0] as usize,
+        in_features: s[1] as usize,
+        weight: to_vec(&l.ws),
+        bias: l
+            .bs
+            .as_ref()
+            .map(to_vec)
+            .unwrap_or_else(|| vec![0.0; s[0] as usize]),
     }
 }
 

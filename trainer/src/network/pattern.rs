@@ -9,7 +9,7 @@
 
 use engine::eval::features;
 use engine::net::pattern::{DIRECTIONS, KEYS, PatternWeights, REACH, VALUE_HIDDEN, key_weight};
-use engine::net::{Dense, NetError};
+use engine::net::NetError;
 use tch::nn;
 use tch::{Kind, Tensor};
 
@@ -141,15 +141,6 @@ impl PatternNet {
 
     /// The weights as the contract holds them (the auxiliary head left out).
     pub fn export(&self) -> Result<PatternWeights, NetError> {
-        let dense = |l: &nn::Linear| {
-            let s = l.ws.size();
-            Dense {
-                out_features: s[0] as usize,
-                in_features: s[1] as usize,
-                weight: to_vec(&l.ws),
-                bias: l.bs.as_ref().map(to_vec).unwrap_or_default(),
-            }
-        };
         let bias = |c: &nn::Conv2D| c.bs.as_ref().map(to_vec).unwrap_or_default();
         let w = PatternWeights {
             dim: self.dim,
@@ -160,8 +151,8 @@ impl PatternNet {
             policy_dw_bias: bias(&self.policy_dw),
             policy_out: to_vec(&self.policy_out.ws),
             policy_out_bias: bias(&self.policy_out).first().copied().unwrap_or(0.0),
-            value_fc1: dense(&self.value_fc1),
-            value_fc2: dense(&self.value_fc2),
+            value_fc1: super::model::dense_of(&self.value_fc1),
+            value_fc2: super::model::dense_of(&self.value_fc2),
         };
         w.validate()?;
         Ok(w)

@@ -8,8 +8,8 @@
 //! Depends on tch and `engine::net` (the contract: keys, widths) only; no games, no files.
 
 use engine::eval::features;
-use engine::net::pattern::{DIRECTIONS, KEYS, PatternWeights, REACH, VALUE_HIDDEN, key_weight};
 use engine::net::NetError;
+use engine::net::pattern::{DIRECTIONS, KEYS, PatternWeights, REACH, VALUE_HIDDEN, key_weight};
 use tch::nn;
 use tch::{Kind, Tensor};
 

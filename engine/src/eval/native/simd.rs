@@ -46,7 +46,8 @@ impl Simd {
                     && is_x86_feature_detected!("avx512vnni")
             }
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => is_x86_feature_detected!("avx2"),
+            // FMA for the pattern policy's kernel (every AVX2 CPU but a few VIA ones has it).
+            Simd::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
             Simd::Scalar => true,
             #[allow(unreachable_patterns)]
             _ => false,

@@ -1,9 +1,10 @@
-//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32), the
-//! policy's depthwise 3x3, clamp and 1x1, and the value head. Plain loops over channels in
-//! groups of `L` lanes, compiled by `simd::vectorized` for the chosen kernels' vector width.
+//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32) in
+//! plain loops over channels in groups of `L` lanes, compiled by `simd::vectorized` for the
+//! chosen kernels' vector width; the policy (`policy`); the value head over the features' mean.
 //! Every sum runs in the same order on every path, so all paths give the same bits.
 
 use super::super::simd::{Elementwise, Simd, vectorized};
+use super::policy;
 use crate::net::Dense;
 
 /// The head's weights, laid out for the loops below.
@@ -37,13 +38,8 @@ pub struct Scratch {
     /// The int16 vectors added to every point (`[0]`) and to forbidden points (`[1]`).
     bias: [Vec<i32>; 2],
     sum: Vec<f32>,
-    /// Per point, the policy's 1x1 sums in `PART` lanes (channel c in lane c % PART).
-    parts: Vec<f32>,
     hidden: Vec<f32>,
 }
-
-/// Lanes of the policy's per-point partial sums: fixed, so every path adds in the same order.
-const PART: usize = 16;
 
 impl Head {
     /// Logits of the `w` x `h` board's `empty` points (`logits`, `y * w + x`; the bias alone
@@ -77,23 +73,25 @@ impl Head {
         s.bias[1].extend((0..dim).map(|c| base(c) + self.forbidden[c] as i32));
         s.sum.clear();
         s.sum.resize(dim, 0.0);
-        s.parts.clear();
-        s.parts.resize(w * h * PART, 0.0);
         let pass = Pass {
             head: self,
             acc,
-            empty,
             w,
             h,
             scratch: s,
-            logits,
         };
-        // Nine taps of weights stay in registers: 16 lanes fill AVX-512's 32 registers, 8 lanes
-        // AVX2's 16.
         match (simd, dim % 16) {
             (Simd::Avx512Vnni, 0) => vectorized(simd, Lanes::<16>(pass)),
             _ => vectorized(simd, Lanes::<8>(pass)),
         }
+        let weights = policy::Weights {
+            dim,
+            dw: &self.dw,
+            bias: &self.dw_bias,
+            out: &self.out,
+            out_bias: self.out_bias,
+        };
+        policy::logits(simd, weights, &s.features, empty, (w, h), logits);
         self.value(s, w * h)
     }
 
@@ -121,12 +119,9 @@ impl Head {
 struct Pass<'a> {
     head: &'a Head,
     acc: &'a [i16],
-    /// The points whose logit is computed (the others are occupied: masked anyway).
-    empty: &'a [bool],
     w: usize,
     h: usize,
     scratch: &'a mut Scratch,
-    logits: &'a mut [f32],
 }
 
 /// The pass with channels in groups of `L`.
@@ -135,85 +130,58 @@ struct Lanes<'a, const L: usize>(Pass<'a>);
 impl<const L: usize> Elementwise for Lanes<'_, L> {
     #[inline(always)]
     fn run(self) {
-        let mut p = self.0;
-        for y in 0..p.h {
-            features::<L>(&mut p, y);
-        }
-        for y in 0..p.h {
-            policy::<L>(&mut p, y);
-        }
-        let (logits, parts) = (&mut *p.logits, &p.scratch.parts);
-        for (logit, part) in logits.iter_mut().zip(parts.chunks_exact(PART)) {
-            // Halved in a fixed order: a running sum of the 16 lanes was compiled into gathers
-            // across points, a third of the head's time.
-            let mut v: [f32; PART] = part.try_into().expect("PART");
-            for half in [8, 4, 2, 1] {
-                for j in 0..half {
-                    v[j] += v[j + half];
-                }
-            }
-            *logit = p.head.out_bias + v[0];
+        let Pass {
+            head,
+            acc,
+            w,
+            h,
+            scratch,
+        } = self.0;
+        let (dim, pw) = (head.dim, w + 2);
+        let Scratch {
+            features,
+            forbidden,
+            bias,
+            sum,
+            ..
+        } = scratch;
+        for y in 0..h {
+            let inside = &mut features[((y + 1) * pw + 1) * dim..][..w * dim];
+            let row = y * w..(y + 1) * w;
+            let acc = &acc[row.start * dim..row.end * dim];
+            features_row::<L>(head, acc, &forbidden[row], bias, inside, sum);
         }
     }
 }
 
-/// Row `y` of `clamp(acc + bias, 0, 1)` into the padded feature image, and their sum per
-/// channel.
+/// A row of `clamp(acc + bias, 0, 1)` into `out` (the row's inside in the padded feature
+/// image), and their sum per channel into `sum`. Slices as arguments, so the compiler knows the
+/// stores into `out` leave `sum` and the rest alone.
 #[inline(always)]
-fn features<const L: usize>(p: &mut Pass, y: usize) {
-    let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
+fn features_row<const L: usize>(
+    head: &Head,
+    acc: &[i16],
+    forbidden: &[bool],
+    bias: &[Vec<i32>; 2],
+    out: &mut [f32],
+    sum: &mut [f32],
+) {
+    let dim = head.dim;
     let (inv, top) = (1.0 / head.scale, head.scale);
-    let s = &mut *p.scratch;
-    for x in 0..p.w {
-        let i = y * p.w + x;
-        let bias = &s.bias[s.forbidden[i] as usize];
-        let at = ((y + 1) * pw + x + 1) * dim;
+    let points = acc.chunks_exact(dim).zip(out.chunks_exact_mut(dim));
+    for ((a, o), &f) in points.zip(forbidden) {
+        let bias = &bias[f as usize];
         for g in (0..dim).step_by(L) {
-            let a: &[i16; L] = p.acc[i * dim + g..][..L].try_into().expect("L");
+            let a: &[i16; L] = a[g..g + L].try_into().expect("L");
             let b: &[i32; L] = bias[g..g + L].try_into().expect("L");
             // Clamped as floats (exact: the sums are far below 2^24). max/min, not clamp:
-            // clamp's check of its bounds kept the loop from vectorizing. Computed into a local
-            // first: stored straight into the features, whose buffer the compiler cannot tell
-            // apart from the sums', every lane ran one at a time.
+            // clamp's check of its bounds kept the loop from vectorizing.
             let v: [f32; L] =
                 std::array::from_fn(|l| ((a[l] as i32 + b[l]) as f32).max(0.0).min(top) * inv);
-            s.features[at + g..][..L].copy_from_slice(&v);
-            let sum: &mut [f32; L] = (&mut s.sum[g..g + L]).try_into().expect("L");
+            o[g..g + L].copy_from_slice(&v);
+            let sum: &mut [f32; L] = (&mut sum[g..g + L]).try_into().expect("L");
             for l in 0..L {
                 sum[l] += v[l];
-            }
-        }
-    }
-}
-
-/// Row `y` of the policy: depthwise 3x3 + bias, clamp, 1x1 into the per-point partial sums,
-/// `L` channels at a time with their weights in registers.
-#[inline(always)]
-// max/min rather than clamp: clamp's check of its bounds sits in the loop.
-#[allow(clippy::manual_clamp)]
-fn policy<const L: usize>(p: &mut Pass, y: usize) {
-    let (head, dim, pw) = (p.head, p.head.dim, p.w + 2);
-    let (f, parts) = (&p.scratch.features, &mut p.scratch.parts);
-    let taps: [usize; 9] = std::array::from_fn(|t| ((t / 3) * pw + t % 3) * dim);
-    for g in (0..dim).step_by(L) {
-        let lanes = |v: &[f32], at: usize| -> [f32; L] { v[at..at + L].try_into().expect("L") };
-        let wt: [[f32; L]; 9] = std::array::from_fn(|t| lanes(&head.dw, t * dim + g));
-        let (bias, out) = (lanes(&head.dw_bias, g), lanes(&head.out, g));
-        for x in 0..p.w {
-            if !p.empty[y * p.w + x] {
-                continue;
-            }
-            let at = (y * pw + x) * dim + g;
-            let mut t = bias;
-            for (w, &off) in wt.iter().zip(&taps) {
-                let xs = lanes(f, at + off);
-                for l in 0..L {
-                    t[l] += w[l] * xs[l];
-                }
-            }
-            let part = &mut parts[(y * p.w + x) * PART + g % PART..][..L];
-            for l in 0..L {
-                part[l] += out[l] * t[l].max(0.0).min(1.0);
             }
         }
     }

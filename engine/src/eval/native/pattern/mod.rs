@@ -1,9 +1,10 @@
 //! The engine's own inference for the pattern network (`net::pattern`: the contract), evaluated
 //! incrementally: the table quantized to int16 (`table`), each search thread's accumulator
 //! brought from its last board to the next by the moves between them (`accumulator`), the small
-//! layers in fp32 on the vector width of the chosen kernels (`head`), and the `Evaluator` that
-//! keeps one accumulator per concurrent caller (`evaluator`). `Simd` and `FIVEZERO_SIMD` choose
-//! the path as for the ResNet; every path gives the same bits.
+//! layers in fp32 on the vector width of the chosen kernels (`head`, its policy's kernels in
+//! `policy`), and the `Evaluator` that keeps one accumulator per concurrent caller
+//! (`evaluator`). `Simd` and `FIVEZERO_SIMD` choose the path as for the ResNet; every path gives
+//! the same bits.
 //!
 //! A file is accepted only when its graph is node for node the one `net::pattern_model_proto`
 //! writes (fixed tensors compared by value); a file that says it is a pattern network and is
@@ -12,6 +13,7 @@
 mod accumulator;
 mod evaluator;
 mod head;
+mod policy;
 mod table;
 
 use std::path::Path;

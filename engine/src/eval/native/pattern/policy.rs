@@ -144,6 +144,27 @@ mod x86 {
         }
     }
 
+    /// The kernel `$block` (`block512` or `block256`) over the board by `by_blocks`.
+    macro_rules! over_board {
+        ($block:ident, $net:expr, $f:expr, $empty:expr, $w:expr, $logits:expr) => {{
+            let (net, f, w) = ($net, $f, $w);
+            by_blocks($empty, w, $logits, net.out_bias, |i, out| {
+                let at = ((i / w) * (w + 2) + i % w) * net.dim;
+                // SAFETY: the features of points i..i + out.len() and their neighbours are
+                // inside the padded image (`logits` checks its length), as are the weights'
+                // rows; the caller has the CPU features.
+                unsafe {
+                    match out.len() {
+                        4 => out.copy_from_slice(&$block::<4>(net, f, at, w)),
+                        3 => out.copy_from_slice(&$block::<3>(net, f, at, w)),
+                        2 => out.copy_from_slice(&$block::<2>(net, f, at, w)),
+                        _ => out.copy_from_slice(&$block::<1>(net, f, at, w)),
+                    }
+                }
+            })
+        }};
+    }
+
     /// 16 channels a vector (`dim` a multiple of 16): lane l of the sum is lane l of `part`.
     ///
     /// # Safety
@@ -156,19 +177,7 @@ mod x86 {
         w: usize,
         logits: &mut [f32],
     ) {
-        by_blocks(empty, w, logits, net.out_bias, |i, out| {
-            let at = ((i / w) * (w + 2) + i % w) * net.dim;
-            // SAFETY: the features of points i..i + out.len() and their neighbours are inside
-            // the padded image (`logits` checks its length), as are the weights' rows.
-            unsafe {
-                match out.len() {
-                    4 => out.copy_from_slice(&block512::<4>(net, f, at, w)),
-                    3 => out.copy_from_slice(&block512::<3>(net, f, at, w)),
-                    2 => out.copy_from_slice(&block512::<2>(net, f, at, w)),
-                    _ => out.copy_from_slice(&block512::<1>(net, f, at, w)),
-                }
-            }
-        });
+        over_board!(block512, net, f, empty, w, logits);
     }
 
     /// `P` consecutive points from feature offset `at`.
@@ -213,18 +222,7 @@ mod x86 {
         w: usize,
         logits: &mut [f32],
     ) {
-        by_blocks(empty, w, logits, net.out_bias, |i, out| {
-            let at = ((i / w) * (w + 2) + i % w) * net.dim;
-            // SAFETY: as in `avx512`.
-            unsafe {
-                match out.len() {
-                    4 => out.copy_from_slice(&block256::<4>(net, f, at, w)),
-                    3 => out.copy_from_slice(&block256::<3>(net, f, at, w)),
-                    2 => out.copy_from_slice(&block256::<2>(net, f, at, w)),
-                    _ => out.copy_from_slice(&block256::<1>(net, f, at, w)),
-                }
-            }
-        });
+        over_board!(block256, net, f, empty, w, logits);
     }
 
     /// `P` consecutive points from feature offset `at`, 8 channels a vector.

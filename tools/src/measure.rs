@@ -762,7 +762,10 @@ fn pattern_network(
          leaves: evaluations per wall second and per CPU-second",
         boards.len()
     );
-    println!("{:<22}{:>19}{:>19}", "", "evaluator", "network alone");
+    println!(
+        "{:<22}{:>19}{:>19}{:>19}",
+        "", "evaluator", "network alone", "accumulator alone"
+    );
     for &simd in kernels {
         let ev = PatternEvaluator::new(net.clone().with_simd(simd));
         let mut out = Vec::new();
@@ -776,8 +779,15 @@ fn pattern_network(
                 net.evaluate(&mut state, b, &[], &mut logits);
             }
         });
+        // The incremental updates without the layers after them: what the head costs is the
+        // difference.
+        let updates = rates(seconds, boards.len(), || {
+            for b in &boards {
+                net.sync(&mut state, b);
+            }
+        });
         let name = format!("native {simd}");
-        println!("{name:<22}{} {}", cell(full), cell(alone));
+        println!("{name:<22}{} {} {}", cell(full), cell(alone), cell(updates));
     }
     let planes = encoded(&boards[..64]);
     let cpu32 = engine::eval::embedded::DEFAULT_MODELS[0].1;

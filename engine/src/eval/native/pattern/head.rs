@@ -1,10 +1,9 @@
-//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32) in
-//! plain loops over channels in groups of `L` lanes, compiled by `simd::vectorized` for the
-//! chosen kernels' vector width; the policy (`policy`); the value head over the features' mean.
-//! Every sum runs in the same order on every path, so all paths give the same bits.
+//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32) and
+//! the policy in `kernels`, the value head over the features' mean here. Every sum runs in the
+//! same order on every path, so all paths give the same bits.
 
-use super::super::simd::{Elementwise, Simd, vectorized};
-use super::policy;
+use super::super::simd::Simd;
+use super::kernels;
 use crate::net::Dense;
 
 /// The head's weights, laid out for the loops below.
@@ -73,25 +72,21 @@ impl Head {
         s.bias[1].extend((0..dim).map(|c| base(c) + self.forbidden[c] as i32));
         s.sum.clear();
         s.sum.resize(dim, 0.0);
-        let pass = Pass {
-            head: self,
-            acc,
-            w,
-            h,
-            scratch: s,
+        let conversion = kernels::Conversion {
+            dim,
+            scale: self.scale,
+            bias: [&s.bias[0], &s.bias[1]],
         };
-        match (simd, dim % 16) {
-            (Simd::Avx512Vnni, 0) => vectorized(simd, Lanes::<16>(pass)),
-            _ => vectorized(simd, Lanes::<8>(pass)),
-        }
-        let weights = policy::Weights {
+        let (features, sum) = (&mut s.features, &mut s.sum);
+        kernels::features(simd, conversion, acc, &s.forbidden, (w, h), features, sum);
+        let weights = kernels::Weights {
             dim,
             dw: &self.dw,
             bias: &self.dw_bias,
             out: &self.out,
             out_bias: self.out_bias,
         };
-        policy::logits(simd, weights, &s.features, empty, (w, h), logits);
+        kernels::logits(simd, weights, &s.features, empty, (w, h), logits);
         self.value(s, w * h)
     }
 
@@ -113,76 +108,5 @@ impl Head {
             .zip(&self.fc2.weight)
             .fold(self.fc2.bias[0], |a, (&x, &wt)| a + wt * x.max(0.0));
         v.tanh()
-    }
-}
-
-struct Pass<'a> {
-    head: &'a Head,
-    acc: &'a [i16],
-    w: usize,
-    h: usize,
-    scratch: &'a mut Scratch,
-}
-
-/// The pass with channels in groups of `L`.
-struct Lanes<'a, const L: usize>(Pass<'a>);
-
-impl<const L: usize> Elementwise for Lanes<'_, L> {
-    #[inline(always)]
-    fn run(self) {
-        let Pass {
-            head,
-            acc,
-            w,
-            h,
-            scratch,
-        } = self.0;
-        let (dim, pw) = (head.dim, w + 2);
-        let Scratch {
-            features,
-            forbidden,
-            bias,
-            sum,
-            ..
-        } = scratch;
-        for y in 0..h {
-            let inside = &mut features[((y + 1) * pw + 1) * dim..][..w * dim];
-            let row = y * w..(y + 1) * w;
-            let acc = &acc[row.start * dim..row.end * dim];
-            features_row::<L>(head, acc, &forbidden[row], bias, inside, sum);
-        }
-    }
-}
-
-/// A row of `clamp(acc + bias, 0, 1)` into `out` (the row's inside in the padded feature
-/// image), and their sum per channel into `sum`. Slices as arguments, so the compiler knows the
-/// stores into `out` leave `sum` and the rest alone.
-#[inline(always)]
-fn features_row<const L: usize>(
-    head: &Head,
-    acc: &[i16],
-    forbidden: &[bool],
-    bias: &[Vec<i32>; 2],
-    out: &mut [f32],
-    sum: &mut [f32],
-) {
-    let dim = head.dim;
-    let (inv, top) = (1.0 / head.scale, head.scale);
-    let points = acc.chunks_exact(dim).zip(out.chunks_exact_mut(dim));
-    for ((a, o), &f) in points.zip(forbidden) {
-        let bias = &bias[f as usize];
-        for g in (0..dim).step_by(L) {
-            let a: &[i16; L] = a[g..g + L].try_into().expect("L");
-            let b: &[i32; L] = bias[g..g + L].try_into().expect("L");
-            // Clamped as floats (exact: the sums are far below 2^24). max/min, not clamp:
-            // clamp's check of its bounds kept the loop from vectorizing.
-            let v: [f32; L] =
-                std::array::from_fn(|l| ((a[l] as i32 + b[l]) as f32).max(0.0).min(top) * inv);
-            o[g..g + L].copy_from_slice(&v);
-            let sum: &mut [f32; L] = (&mut sum[g..g + L]).try_into().expect("L");
-            for l in 0..L {
-                sum[l] += v[l];
-            }
-        }
     }
 }

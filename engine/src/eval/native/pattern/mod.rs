@@ -1,8 +1,8 @@
 //! The engine's own inference for the pattern network (`net::pattern`: the contract), evaluated
 //! incrementally: the table quantized to int16 (`table`), each search thread's accumulator
 //! brought from its last board to the next by the moves between them (`accumulator`), the small
-//! layers in fp32 on the vector width of the chosen kernels (`head`, its policy's kernels in
-//! `policy`), and the `Evaluator` that keeps one accumulator per concurrent caller
+//! layers in fp32 on the vector width of the chosen kernels (`head`, its kernels in
+//! `kernels`), and the `Evaluator` that keeps one accumulator per concurrent caller
 //! (`evaluator`). `Simd` and `FIVEZERO_SIMD` choose the path as for the ResNet; every path gives
 //! the same bits.
 //!
@@ -13,7 +13,7 @@
 mod accumulator;
 mod evaluator;
 mod head;
-mod policy;
+mod kernels;
 mod table;
 
 use std::path::Path;

@@ -1,13 +1,18 @@
-//! The pattern network's policy after the features: per empty point, the depthwise 3x3 + bias,
-//! clamp to [0, 1] and the 1x1 to one logit. Written three times, all in the same order of
-//! operations, so all give the same bits: AVX-512 (16 channels a vector), AVX2 with FMA (8) and
-//! portable scalar code (`mul_add`: one instruction where the CPU has FMA, exact in software
-//! where it has not). Explicit intrinsics because the compiler's own vectorization of this
-//! loop, tried both ways round (points outer and channels outer), kept it 2-4x slower.
+//! The pattern network's head kernels after the accumulator, each written three times in the
+//! same order of operations, so all give the same bits: AVX-512 (16 channels a vector), AVX2
+//! with FMA (8) and portable scalar code. Explicit intrinsics because the compiler's own
+//! vectorization of these loops, tried several ways, kept them 2-4x slower (the policy's
+//! nine-tap chain latency-bound, lanes halved through the stack, fields read again after every
+//! store).
 //!
-//! The order: channel c's 1x1 product goes into lane c % 16 of a 16-lane sum (channels in
-//! increasing order), the taps run 0..9 (tap = 3 * dy + dx) from the bias, and the 16 lanes are
-//! halved 8, 4, 2 and 1 apart at the end (a vector reduction's order).
+//! - `features`: `clamp(acc + bias, 0, scale) / scale` (int16 + int32 to fp32; exact, the sums
+//!   are far below 2^24) into the padded feature image, and each channel's sum over the points
+//!   in row-major order.
+//! - `logits`: per empty point, the depthwise 3x3 + bias (taps 0..9, tap = 3 * dy + dx, by fused
+//!   multiply-adds: `mul_add` in the portable code, one instruction where the CPU has FMA, exact
+//!   in software where it has not), clamp to [0, 1], and the 1x1: channel c's product into lane
+//!   c % 16 of a 16-lane sum (channels in increasing order), the lanes halved 8, 4, 2 and 1
+//!   apart at the end (a vector reduction's order).
 
 use super::super::simd::Simd;
 
@@ -57,6 +62,76 @@ pub fn logits(
     }
 }
 
+/// The accumulator's conversion to features: `bias[1]` at the `forbidden` points, `bias[0]` at
+/// the others (int16 units of the table's `scale`).
+#[derive(Clone, Copy)]
+pub struct Conversion<'a> {
+    pub dim: usize,
+    pub scale: f32,
+    pub bias: [&'a [i32]; 2],
+}
+
+/// The features of the `w` x `h` board's accumulator `acc` (`[point][dim]`) into the inside of
+/// `features` (padded by one point that is left as it is) and their sums per channel into
+/// `sum`.
+///
+/// # Panics
+/// If the slices' lengths do not fit `w`, `h` and `dim`, or `dim` is not a multiple of 8.
+pub fn features(
+    simd: Simd,
+    c: Conversion,
+    acc: &[i16],
+    forbidden: &[bool],
+    (w, h): (usize, usize),
+    features: &mut [f32],
+    sum: &mut [f32],
+) {
+    let dim = c.dim;
+    assert!(dim.is_multiple_of(8), "pattern width {dim}");
+    assert!(c.bias[0].len() == dim && c.bias[1].len() == dim && sum.len() == dim);
+    assert!(acc.len() == w * h * dim && forbidden.len() == w * h);
+    assert!(features.len() == (w + 2) * (h + 2) * dim);
+    match simd {
+        // SAFETY: as in `logits`.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512Vnni if dim.is_multiple_of(16) => unsafe {
+            x86::features512(c, acc, forbidden, w, features, sum)
+        },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512Vnni | Simd::Avx2 => unsafe {
+            x86::features256(c, acc, forbidden, w, features, sum)
+        },
+        _ => features_scalar(c, acc, forbidden, w, features, sum),
+    }
+}
+
+/// The offset in the padded feature image of point `i` of a `w`-wide board.
+fn inside(i: usize, w: usize, dim: usize) -> usize {
+    ((i / w + 1) * (w + 2) + i % w + 1) * dim
+}
+
+// max/min rather than clamp, as the kernels compute it.
+#[allow(clippy::manual_clamp)]
+fn features_scalar(
+    c: Conversion,
+    acc: &[i16],
+    forbidden: &[bool],
+    w: usize,
+    features: &mut [f32],
+    sum: &mut [f32],
+) {
+    let (dim, inv) = (c.dim, 1.0 / c.scale);
+    for (i, &f) in forbidden.iter().enumerate() {
+        let at = inside(i, w, dim);
+        for ch in 0..dim {
+            let a = acc[i * dim + ch] as i32 + c.bias[f as usize][ch];
+            let v = (a as f32).max(0.0).min(c.scale) * inv;
+            features[at + ch] = v;
+            sum[ch] += v;
+        }
+    }
+}
+
 /// The feature offsets of the nine taps from a point's top-left neighbour.
 fn taps(w: usize, dim: usize) -> [usize; 9] {
     std::array::from_fn(|t| ((t / 3) * (w + 2) + t % 3) * dim)
@@ -95,7 +170,7 @@ fn halved(v: [f32; PART]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Weights, taps};
+    use super::{Conversion, Weights, taps};
     use std::arch::x86_64::*;
 
     /// Points computed side by side: the nine taps are a chain of dependent multiply-adds, so
@@ -141,6 +216,94 @@ mod x86 {
                 }
                 x += n;
             }
+        }
+    }
+
+    /// `features` 16 channels a vector: channel group outer, so each group's sum stays in a
+    /// register.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; the slices' lengths are as `features` checks.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn features512(
+        c: Conversion,
+        acc: &[i16],
+        forbidden: &[bool],
+        w: usize,
+        features: &mut [f32],
+        sum: &mut [f32],
+    ) {
+        let dim = c.dim;
+        let (zero, top, inv) = (
+            _mm512_setzero_ps(),
+            _mm512_set1_ps(c.scale),
+            _mm512_set1_ps(1.0 / c.scale),
+        );
+        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
+        for g in (0..dim).step_by(16) {
+            // SAFETY (all accesses): channels g..g + 16 < dim of points inside the board, in
+            // slices whose lengths `features` checked.
+            let bias =
+                unsafe { [0, 1].map(|f| _mm512_loadu_si512(c.bias[f].as_ptr().add(g).cast())) };
+            let mut s = unsafe { _mm512_loadu_ps(sum.as_ptr().add(g)) };
+            for (y, row) in forbidden.chunks_exact(w).enumerate() {
+                let (mut ai, mut at) = (y * w * dim + g, ((y + 1) * (w + 2) + 1) * dim + g);
+                for &f in row {
+                    let x = unsafe { _mm256_loadu_si256(a.add(ai).cast()) };
+                    let v = _mm512_cvtepi32_ps(_mm512_add_epi32(
+                        _mm512_cvtepi16_epi32(x),
+                        bias[f as usize],
+                    ));
+                    let v = _mm512_mul_ps(_mm512_min_ps(_mm512_max_ps(v, zero), top), inv);
+                    unsafe { _mm512_storeu_ps(out.add(at), v) };
+                    s = _mm512_add_ps(s, v);
+                    (ai, at) = (ai + dim, at + dim);
+                }
+            }
+            unsafe { _mm512_storeu_ps(sum.as_mut_ptr().add(g), s) };
+        }
+    }
+
+    /// `features` 8 channels a vector.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; the slices' lengths are as `features` checks.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn features256(
+        c: Conversion,
+        acc: &[i16],
+        forbidden: &[bool],
+        w: usize,
+        features: &mut [f32],
+        sum: &mut [f32],
+    ) {
+        let dim = c.dim;
+        let (zero, top, inv) = (
+            _mm256_setzero_ps(),
+            _mm256_set1_ps(c.scale),
+            _mm256_set1_ps(1.0 / c.scale),
+        );
+        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
+        for g in (0..dim).step_by(8) {
+            // SAFETY (all accesses): as in `features512`, 8 channels at a time.
+            let bias =
+                unsafe { [0, 1].map(|f| _mm256_loadu_si256(c.bias[f].as_ptr().add(g).cast())) };
+            let mut s = unsafe { _mm256_loadu_ps(sum.as_ptr().add(g)) };
+            for (y, row) in forbidden.chunks_exact(w).enumerate() {
+                let (mut ai, mut at) = (y * w * dim + g, ((y + 1) * (w + 2) + 1) * dim + g);
+                for &f in row {
+                    let x = unsafe { _mm_loadu_si128(a.add(ai).cast()) };
+                    let v = _mm256_cvtepi32_ps(_mm256_add_epi32(
+                        _mm256_cvtepi16_epi32(x),
+                        bias[f as usize],
+                    ));
+                    let v = _mm256_mul_ps(_mm256_min_ps(_mm256_max_ps(v, zero), top), inv);
+                    unsafe { _mm256_storeu_ps(out.add(at), v) };
+                    s = _mm256_add_ps(s, v);
+                    (ai, at) = (ai + dim, at + dim);
+                }
+            }
+            unsafe { _mm256_storeu_ps(sum.as_mut_ptr().add(g), s) };
         }
     }
 

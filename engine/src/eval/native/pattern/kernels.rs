@@ -219,8 +219,32 @@ mod x86 {
         }
     }
 
-    /// `features` 16 channels a vector: channel group outer, so each group's sum stays in a
-    /// register.
+    /// The walk of a `features` kernel, `lanes` channels a vector: channel group outer, so the
+    /// group's sum stays in a register. `start(g)` gives the group's state, `point` converts the
+    /// point at accumulator offset `ai` (features offset `at`, forbidden or not), `end` stores
+    /// the group's sum.
+    #[inline(always)]
+    fn features_walk<S>(
+        (w, dim, lanes): (usize, usize, usize),
+        forbidden: &[bool],
+        start: impl Fn(usize) -> S,
+        mut point: impl FnMut(&mut S, usize, usize, bool),
+        mut end: impl FnMut(usize, S),
+    ) {
+        for g in (0..dim).step_by(lanes) {
+            let mut state = start(g);
+            for (y, row) in forbidden.chunks_exact(w).enumerate() {
+                let (mut ai, mut at) = (y * w * dim + g, ((y + 1) * (w + 2) + 1) * dim + g);
+                for &f in row {
+                    point(&mut state, ai, at, f);
+                    (ai, at) = (ai + dim, at + dim);
+                }
+            }
+            end(g, state);
+        }
+    }
+
+    /// `features` 16 channels a vector.
     ///
     /// # Safety
     /// The CPU has AVX-512F; the slices' lengths are as `features` checks.
@@ -233,35 +257,24 @@ mod x86 {
         features: &mut [f32],
         sum: &mut [f32],
     ) {
-        let dim = c.dim;
-        let (zero, top, inv) = (
-            _mm512_setzero_ps(),
-            _mm512_set1_ps(c.scale),
-            _mm512_set1_ps(1.0 / c.scale),
-        );
-        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
-        for g in (0..dim).step_by(16) {
-            // SAFETY (all accesses): channels g..g + 16 < dim of points inside the board, in
-            // slices whose lengths `features` checked.
-            let bias =
-                unsafe { [0, 1].map(|f| _mm512_loadu_si512(c.bias[f].as_ptr().add(g).cast())) };
-            let mut s = unsafe { _mm512_loadu_ps(sum.as_ptr().add(g)) };
-            for (y, row) in forbidden.chunks_exact(w).enumerate() {
-                let (mut ai, mut at) = (y * w * dim + g, ((y + 1) * (w + 2) + 1) * dim + g);
-                for &f in row {
-                    let x = unsafe { _mm256_loadu_si256(a.add(ai).cast()) };
-                    let v = _mm512_cvtepi32_ps(_mm512_add_epi32(
-                        _mm512_cvtepi16_epi32(x),
-                        bias[f as usize],
-                    ));
-                    let v = _mm512_mul_ps(_mm512_min_ps(_mm512_max_ps(v, zero), top), inv);
-                    unsafe { _mm512_storeu_ps(out.add(at), v) };
-                    s = _mm512_add_ps(s, v);
-                    (ai, at) = (ai + dim, at + dim);
-                }
-            }
-            unsafe { _mm512_storeu_ps(sum.as_mut_ptr().add(g), s) };
-        }
+        let (zero, top) = (_mm512_setzero_ps(), _mm512_set1_ps(c.scale));
+        let inv = _mm512_set1_ps(1.0 / c.scale);
+        let (a, out, total) = (acc.as_ptr(), features.as_mut_ptr(), sum.as_mut_ptr());
+        // SAFETY (all accesses): channels g..g + 16 < dim of points inside the board, in slices
+        // whose lengths `features` checked.
+        let start = |g: usize| unsafe {
+            let bias = [0, 1].map(|f| _mm512_loadu_si512(c.bias[f].as_ptr().add(g).cast()));
+            (bias, _mm512_loadu_ps(total.add(g)))
+        };
+        let point = |(bias, s): &mut ([__m512i; 2], __m512), ai: usize, at: usize, f: bool| unsafe {
+            let x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(a.add(ai).cast()));
+            let v = _mm512_cvtepi32_ps(_mm512_add_epi32(x, bias[f as usize]));
+            let v = _mm512_mul_ps(_mm512_min_ps(_mm512_max_ps(v, zero), top), inv);
+            _mm512_storeu_ps(out.add(at), v);
+            *s = _mm512_add_ps(*s, v);
+        };
+        let end = |g: usize, (_, s)| unsafe { _mm512_storeu_ps(total.add(g), s) };
+        features_walk((w, c.dim, 16), forbidden, start, point, end);
     }
 
     /// `features` 8 channels a vector.
@@ -277,34 +290,23 @@ mod x86 {
         features: &mut [f32],
         sum: &mut [f32],
     ) {
-        let dim = c.dim;
-        let (zero, top, inv) = (
-            _mm256_setzero_ps(),
-            _mm256_set1_ps(c.scale),
-            _mm256_set1_ps(1.0 / c.scale),
-        );
-        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
-        for g in (0..dim).step_by(8) {
-            // SAFETY (all accesses): as in `features512`, 8 channels at a time.
-            let bias =
-                unsafe { [0, 1].map(|f| _mm256_loadu_si256(c.bias[f].as_ptr().add(g).cast())) };
-            let mut s = unsafe { _mm256_loadu_ps(sum.as_ptr().add(g)) };
-            for (y, row) in forbidden.chunks_exact(w).enumerate() {
-                let (mut ai, mut at) = (y * w * dim + g, ((y + 1) * (w + 2) + 1) * dim + g);
-                for &f in row {
-                    let x = unsafe { _mm_loadu_si128(a.add(ai).cast()) };
-                    let v = _mm256_cvtepi32_ps(_mm256_add_epi32(
-                        _mm256_cvtepi16_epi32(x),
-                        bias[f as usize],
-                    ));
-                    let v = _mm256_mul_ps(_mm256_min_ps(_mm256_max_ps(v, zero), top), inv);
-                    unsafe { _mm256_storeu_ps(out.add(at), v) };
-                    s = _mm256_add_ps(s, v);
-                    (ai, at) = (ai + dim, at + dim);
-                }
-            }
-            unsafe { _mm256_storeu_ps(sum.as_mut_ptr().add(g), s) };
-        }
+        let (zero, top) = (_mm256_setzero_ps(), _mm256_set1_ps(c.scale));
+        let inv = _mm256_set1_ps(1.0 / c.scale);
+        let (a, out, total) = (acc.as_ptr(), features.as_mut_ptr(), sum.as_mut_ptr());
+        // SAFETY (all accesses): as in `features512`, 8 channels at a time.
+        let start = |g: usize| unsafe {
+            let bias = [0, 1].map(|f| _mm256_loadu_si256(c.bias[f].as_ptr().add(g).cast()));
+            (bias, _mm256_loadu_ps(total.add(g)))
+        };
+        let point = |(bias, s): &mut ([__m256i; 2], __m256), ai: usize, at: usize, f: bool| unsafe {
+            let x = _mm256_cvtepi16_epi32(_mm_loadu_si128(a.add(ai).cast()));
+            let v = _mm256_cvtepi32_ps(_mm256_add_epi32(x, bias[f as usize]));
+            let v = _mm256_mul_ps(_mm256_min_ps(_mm256_max_ps(v, zero), top), inv);
+            _mm256_storeu_ps(out.add(at), v);
+            *s = _mm256_add_ps(*s, v);
+        };
+        let end = |g: usize, (_, s)| unsafe { _mm256_storeu_ps(total.add(g), s) };
+        features_walk((w, c.dim, 8), forbidden, start, point, end);
     }
 
     /// The kernel `$block` (`block512` or `block256`) over the board by `by_blocks`.

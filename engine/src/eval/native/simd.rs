@@ -44,6 +44,10 @@ impl Simd {
                     && is_x86_feature_detected!("avx512bw")
                     && is_x86_feature_detected!("avx512vl")
                     && is_x86_feature_detected!("avx512vnni")
+                    // The pattern kernels' 8-lane fallback and FMA (every AVX-512 CPU has them;
+                    // checked, since unsafe code relies on it).
+                    && is_x86_feature_detected!("avx2")
+                    && is_x86_feature_detected!("fma")
             }
             #[cfg(target_arch = "x86_64")]
             // FMA for the pattern policy's kernel (every AVX2 CPU but a few VIA ones has it).

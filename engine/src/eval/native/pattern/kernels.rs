@@ -50,8 +50,8 @@ pub fn logits(
     assert!(empty.len() == w * h && logits.len() == w * h);
     match simd {
         // SAFETY: the CPU has the features (a `Simd` other than Scalar is only chosen after
-        // `supported`, and AVX-512 VNNI CPUs have AVX2 and FMA); every read is inside the
-        // slices, whose lengths are checked above.
+        // `supported`, which checks AVX2 and FMA for both); every read is inside the slices,
+        // whose lengths are checked above.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512Vnni if dim.is_multiple_of(16) => unsafe {
             x86::avx512(net, features, empty, w, logits)

@@ -10,9 +10,16 @@
 //! acc[q]   = T[key_0(q)] + T[key_1(q)] + T[key_2(q)] + T[key_3(q)]
 //!            + (black to move ? black : 0) + (q forbidden to the side to move ? forbidden : 0)
 //! f[q]     = clamp(acc[q], 0, 1)
-//! policy   = conv1x1(D->1)(clamp(depthwise3x3(f) + b, 0, 1)) + b     (zero padding; y*w+x)
-//! value    = tanh(fc2(relu(fc1(mean of f over the board))))           (for the side to move)
+//! s, m     = mean and max of f over the board                          (D each)
+//! g[q]     = clamp(depthwise3x3(f)[q] + b, 0, 1)                       (zero padding)
+//! policy   = g[q] . (out + C s) + b                                    (y*w+x)
+//! value    = tanh(fc2(relu(fc1([s, m]))))                              (for the side to move)
 //! ```
+//!
+//! The policy's 1x1 weights depend on the whole board through `C` (`[D][D]`, the policy's
+//! context): a local shape worth playing when the side to move is attacking may not be when it
+//! must defend, which a 3x3 view cannot tell. The max lets the value see one decisive shape
+//! that the mean dilutes over the board.
 //!
 //! `T` is `[KEYS][D]` (`KEYS` = 3 * 4^8 = 196,608: the centre is never off the board), shared
 //! by the four directions; vectors are `D` wide (`DEFAULT_DIM` = 32). The input is the feature
@@ -48,8 +55,9 @@ pub fn key_weight(k: i64) -> u32 {
 
 /// Learned parameters of a pattern network of width `dim` (the exported tensors).
 pub fn param_count(dim: usize) -> usize {
-    // Table, black, forbidden, depthwise weights and bias, 1x1; then the 1x1 bias and the value head.
-    (KEYS + 1 + 1 + 9 + 1 + 1) * dim + 1 + (dim + 1) * VALUE_HIDDEN + VALUE_HIDDEN + 1
+    // Table, black, forbidden, depthwise weights and bias, 1x1, context; then the 1x1 bias and
+    // the value head.
+    (KEYS + 1 + 1 + 9 + 1 + 1 + dim) * dim + 1 + (2 * dim + 1) * VALUE_HIDDEN + VALUE_HIDDEN + 1
 }
 
 /// The weights of a pattern network, fp32.
@@ -69,14 +77,16 @@ pub struct PatternWeights {
     /// 1x1 to one logit: `[dim]` and one bias.
     pub policy_out: Vec<f32>,
     pub policy_out_bias: f32,
-    /// `VALUE_HIDDEN x dim`, then `1 x VALUE_HIDDEN`.
+    /// The 1x1's weights added per board: `[dim][dim]`, times the features' mean.
+    pub policy_context: Vec<f32>,
+    /// `VALUE_HIDDEN x 2 dim` (the features' mean, then their max), then `1 x VALUE_HIDDEN`.
     pub value_fc1: Dense,
     pub value_fc2: Dense,
 }
 
 impl PatternWeights {
     /// Names of the graph's learned tensors (every other initializer is fixed by the writer).
-    pub const LEARNED: [&'static str; 11] = [
+    pub const LEARNED: [&'static str; 12] = [
         "pattern.table",
         "pattern.black",
         "pattern.forbidden",
@@ -84,6 +94,7 @@ impl PatternWeights {
         "policy_dw.bias",
         "policy_out.weight",
         "policy_out.bias",
+        "policy_context.weight",
         "value_fc1.weight",
         "value_fc1.bias",
         "value_fc2.weight",
@@ -108,7 +119,8 @@ impl PatternWeights {
             policy_dw_bias: vec![0.0; dim],
             policy_out: vec![0.0; dim],
             policy_out_bias: 0.0,
-            value_fc1: dense(VALUE_HIDDEN, dim),
+            policy_context: vec![0.0; dim * dim],
+            value_fc1: dense(VALUE_HIDDEN, 2 * dim),
             value_fc2: dense(1, VALUE_HIDDEN),
         })
     }
@@ -130,6 +142,7 @@ impl PatternWeights {
         let policy_dw_bias = uniform(dim, 0.2);
         let policy_out = uniform(dim, 1.0);
         let policy_out_bias = uniform(1, 0.1)[0];
+        let policy_context = uniform(dim * dim, 0.3);
         let dense = |o: usize, i: usize, w: Vec<f32>, b: Vec<f32>| Dense {
             out_features: o,
             in_features: i,
@@ -138,8 +151,8 @@ impl PatternWeights {
         };
         let value_fc1 = dense(
             VALUE_HIDDEN,
-            dim,
-            uniform(VALUE_HIDDEN * dim, 0.6),
+            2 * dim,
+            uniform(VALUE_HIDDEN * 2 * dim, 0.6),
             uniform(VALUE_HIDDEN, 0.2),
         );
         let value_fc2 = dense(1, VALUE_HIDDEN, uniform(VALUE_HIDDEN, 0.5), uniform(1, 0.1));
@@ -152,6 +165,7 @@ impl PatternWeights {
             policy_dw_bias,
             policy_out,
             policy_out_bias,
+            policy_context,
             value_fc1,
             value_fc2,
         })
@@ -165,7 +179,7 @@ impl PatternWeights {
             (
                 "value_fc1.weight",
                 self.value_fc1.weight.len(),
-                VALUE_HIDDEN * d,
+                VALUE_HIDDEN * 2 * d,
             ),
             ("value_fc1.bias", self.value_fc1.bias.len(), VALUE_HIDDEN),
             (
@@ -182,6 +196,7 @@ impl PatternWeights {
             ("policy_dw.weight", self.policy_dw.len(), 9 * d),
             ("policy_dw.bias", self.policy_dw_bias.len(), d),
             ("policy_out.weight", self.policy_out.len(), d),
+            ("policy_context.weight", self.policy_context.len(), d * d),
         ];
         for (name, got, expected) in lens.into_iter().chain(fc) {
             if got != expected {
@@ -229,6 +244,7 @@ mod tests {
             + w.policy_dw.len()
             + w.policy_dw_bias.len()
             + w.policy_out.len()
+            + w.policy_context.len()
             + 1
             + dense(&w.value_fc1)
             + dense(&w.value_fc2);

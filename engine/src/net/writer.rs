@@ -407,8 +407,9 @@ pub fn pattern_model_proto(
     };
     let acc = pattern_accumulator(&mut g, weights);
     let f = pattern_clip(&mut g, "pattern.features", &acc);
-    pattern_policy(&mut g, weights, &f);
-    pattern_value(&mut g, weights, &f);
+    let mean = g.node("GlobalAveragePool", "pattern.mean", &[&f], vec![]);
+    pattern_policy(&mut g, weights, &f, &mean);
+    pattern_value(&mut g, weights, &f, &mean);
     let mut model = finish_model(g, meta, None, INPUT_PLANES);
     model.doc_string = Some(format!("fivezero pattern network (D={d})"));
     model.metadata_props.push(StringStringEntryProto {
@@ -526,7 +527,10 @@ fn pattern_clip(g: &mut Builder, name: &str, x: &str) -> String {
     g.node("Clip", name, &[x, &lo, &hi], vec![])
 }
 
-fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str) {
+/// The policy: the depthwise 3x3, clamp, and the 1x1 whose weights are `out + C s` (`s` the
+/// features' mean, `mean`): the fixed 1x1 plus the context's per-board weights as a Mul and a
+/// ReduceSum over the channels.
+fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str, mean: &str) {
     let d = w.dim;
     let dw = g.init("policy_dw.weight", &[d, 1, 3, 3], &w.policy_dw);
     let db = g.init("policy_dw.bias", &[d], &w.policy_dw_bias);
@@ -539,7 +543,31 @@ fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str) {
     let p = pattern_clip(g, "policy_dw.clip", &p);
     let ow = g.init("policy_out.weight", &[1, d, 1, 1], &w.policy_out);
     let ob = g.init("policy_out.bias", &[1], &[w.policy_out_bias]);
-    let p = g.node("Conv", "policy_out", &[&p, &ow, &ob], conv_attrs(1, 0, 1));
+    let fixed = g.node("Conv", "policy_out", &[&p, &ow, &ob], conv_attrs(1, 0, 1));
+    let s = g.node(
+        "Flatten",
+        "policy_context.mean",
+        &[mean],
+        vec![attr_int("axis", 1)],
+    );
+    let context = super::Dense {
+        out_features: d,
+        in_features: d,
+        weight: w.policy_context.clone(),
+        bias: vec![0.0; d],
+    };
+    let c = g.gemm("policy_context", &context, &s);
+    let shape = int64s(g, "policy_context.shape", &[0, d as i64, 1, 1]);
+    let c = g.node("Reshape", "policy_context.nchw", &[&c, &shape], vec![]);
+    let t = g.node("Mul", "policy_context.terms", &[&p, &c], vec![]);
+    let axes = int64s(g, "policy_context.axis", &[1]);
+    let t = g.node(
+        "ReduceSum",
+        "policy_context.logits",
+        &[&t, &axes],
+        vec![attr_int("keepdims", 1)],
+    );
+    let p = g.node("Add", "policy.logits", &[&fixed, &t], vec![]);
     g.nodes.push(NodeProto {
         input: vec![p],
         output: vec![POLICY_NAME.into()],
@@ -550,8 +578,15 @@ fn pattern_policy(g: &mut Builder, w: &PatternWeights, f: &str) {
     });
 }
 
-fn pattern_value(g: &mut Builder, w: &PatternWeights, f: &str) {
-    let v = g.node("GlobalAveragePool", "value.mean", &[f], vec![]);
+/// The value head on the features' mean and max over the board.
+fn pattern_value(g: &mut Builder, w: &PatternWeights, f: &str, mean: &str) {
+    let max = g.node("GlobalMaxPool", "value.max", &[f], vec![]);
+    let v = g.node(
+        "Concat",
+        "value.pooled",
+        &[mean, &max],
+        vec![attr_int("axis", 1)],
+    );
     value_mlp(g, (&w.value_fc1, &w.value_fc2), &v);
 }
 

@@ -1,7 +1,8 @@
 //! The pattern network in tch (the contract of `engine::net::pattern`): each point's four line
 //! keys computed from the input planes, one learned table looked up and summed, the black and
-//! forbidden vectors, clamp, the policy's depthwise 3x3 and 1x1, and the value head on the mean
-//! of the clamped features. No BatchNorm, so training and eval forwards are the same and the
+//! forbidden vectors, clamp, the policy's depthwise 3x3 and 1x1 (its weights moved per board by
+//! the context times the features' mean), and the value head on the mean and max of the clamped
+//! features. No BatchNorm, so training and eval forwards are the same and the
 //! export is the variables as they are (`engine::net::PatternWeights`). With the auxiliary head,
 //! a second 1x1 on the depthwise features predicts the opponent's reply (training only).
 //!
@@ -27,6 +28,8 @@ pub struct PatternNet {
     forbidden: Tensor,
     policy_dw: nn::Conv2D,
     policy_out: nn::Conv2D,
+    /// `[D][D]`: the 1x1's weights added per board, times the features' mean.
+    policy_context: Tensor,
     value_fc1: nn::Linear,
     value_fc2: nn::Linear,
     opponent_policy_out: Option<nn::Conv2D>,
@@ -57,6 +60,8 @@ impl PatternNet {
         // Bias 0.5 and small weights: the second clamp starts inside 0..1 too.
         let policy_dw = nn::conv2d(vs / "policy_dw", d, d, 3, dw);
         let one_by_one = |name: &str| nn::conv2d(vs / name, d, 1, 1, Default::default());
+        // Zero: the network starts as one with a fixed 1x1 and learns what the board adds.
+        let policy_context = (vs / "policy_context").var("weight", &[d, d], nn::Init::Const(0.0));
         PatternNet {
             dim,
             table,
@@ -64,7 +69,13 @@ impl PatternNet {
             forbidden,
             policy_dw,
             policy_out: one_by_one("policy_out"),
-            value_fc1: nn::linear(vs / "value_fc1", d, VALUE_HIDDEN as i64, Default::default()),
+            policy_context,
+            value_fc1: nn::linear(
+                vs / "value_fc1",
+                2 * d,
+                VALUE_HIDDEN as i64,
+                Default::default(),
+            ),
             value_fc2: nn::linear(vs / "value_fc2", VALUE_HIDDEN as i64, 1, Default::default()),
             opponent_policy_out: opponent_policy
                 .then(|| one_by_one(&format!("{AUX_HEAD_PREFIX}opponent_policy_out"))),
@@ -76,12 +87,18 @@ impl PatternNet {
         let n = x.size()[0];
         let f = self.features(x);
         let g = (f.apply(&self.policy_dw)).clamp(0.0, 1.0);
-        let policy = g.apply(&self.policy_out).view([n, -1]);
+        let board = [2i64, 3];
+        let mean = f.mean_dim(board.as_slice(), false, Kind::Float);
+        let context = mean
+            .matmul(&self.policy_context.tr())
+            .view([n, self.dim as i64, 1, 1]);
+        let context_logits = (&g * context).sum_dim_intlist([1i64].as_slice(), false, Kind::Float);
+        let policy = (g.apply(&self.policy_out).squeeze_dim(1) + context_logits).view([n, -1]);
         let opponent_policy = self
             .opponent_policy_out
             .as_ref()
             .map(|head| g.apply(head).view([n, -1]));
-        let pooled = f.mean_dim([2i64, 3].as_slice(), false, Kind::Float);
+        let pooled = Tensor::cat(&[mean, f.amax(board.as_slice(), false)], 1);
         let value = super::model::value_tail(&pooled, &self.value_fc1, &self.value_fc2);
         Heads {
             policy,
@@ -129,6 +146,7 @@ impl PatternNet {
         set_bias(&self.policy_dw, &w.policy_dw_bias);
         set(&self.policy_out.ws, &w.policy_out);
         set_bias(&self.policy_out, &[w.policy_out_bias]);
+        set(&self.policy_context, &w.policy_context);
         for (l, d) in [
             (&self.value_fc1, &w.value_fc1),
             (&self.value_fc2, &w.value_fc2),
@@ -151,6 +169,7 @@ impl PatternNet {
             policy_dw_bias: bias(&self.policy_dw),
             policy_out: to_vec(&self.policy_out.ws),
             policy_out_bias: bias(&self.policy_out).first().copied().unwrap_or(0.0),
+            policy_context: to_vec(&self.policy_context),
             value_fc1: super::model::dense_of(&self.value_fc1),
             value_fc2: super::model::dense_of(&self.value_fc2),
         };

@@ -1,6 +1,7 @@
-//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32) and
-//! the policy in `kernels`, the value head over the features' mean here. Every sum runs in the
-//! same order on every path, so all paths give the same bits.
+//! The pattern network after the accumulator: features `clamp(acc, 0, 1)` (int16 to fp32), their
+//! mean and max, and the policy in `kernels`; the policy's per-board 1x1 weights (`out + C
+//! mean`) and the value head over the mean and max here. Every sum runs in the same order on
+//! every path, so all paths give the same bits.
 
 use super::super::simd::Simd;
 use super::kernels;
@@ -20,7 +21,11 @@ pub struct Head {
     pub dw_bias: Vec<f32>,
     pub out: Vec<f32>,
     pub out_bias: f32,
-    /// `[dim][hidden]`: fc1 transposed, so its loop runs over the hidden units.
+    /// `[dim][dim]`: the context transposed, row per input channel (the mean's), so its loop
+    /// runs over the output channels, which the compiler vectorizes.
+    pub context_t: Vec<f32>,
+    /// `[2 dim][hidden]`: fc1 transposed, so its loop runs over the hidden units (the mean's
+    /// inputs, then the max's).
     pub fc1_t: Vec<f32>,
     pub fc1_bias: Vec<f32>,
     pub fc2: Dense,
@@ -37,6 +42,9 @@ pub struct Scratch {
     /// The int16 vectors added to every point (`[0]`) and to forbidden points (`[1]`).
     bias: [Vec<i32>; 2],
     sum: Vec<f32>,
+    max: Vec<f32>,
+    /// The 1x1's weights of this board: `out + C mean`.
+    out: Vec<f32>,
     hidden: Vec<f32>,
 }
 
@@ -70,33 +78,61 @@ impl Head {
         s.bias[0].extend((0..dim).map(base));
         s.bias[1].clear();
         s.bias[1].extend((0..dim).map(|c| base(c) + self.forbidden[c] as i32));
-        s.sum.clear();
-        s.sum.resize(dim, 0.0);
+        for v in [&mut s.sum, &mut s.max] {
+            v.clear();
+            v.resize(dim, 0.0);
+        }
         let conversion = kernels::Conversion {
             dim,
             scale: self.scale,
             bias: [&s.bias[0], &s.bias[1]],
         };
-        let (features, sum) = (&mut s.features, &mut s.sum);
-        kernels::features(simd, conversion, acc, &s.forbidden, (w, h), features, sum);
+        let pooled = kernels::Pooled {
+            sum: &mut s.sum,
+            max: &mut s.max,
+        };
+        kernels::features(
+            simd,
+            conversion,
+            acc,
+            &s.forbidden,
+            (w, h),
+            &mut s.features,
+            pooled,
+        );
+        let inv = 1.0 / (w * h) as f32;
+        s.sum.iter_mut().for_each(|x| *x *= inv);
+        self.board_out(&s.sum, &mut s.out);
         let weights = kernels::Weights {
             dim,
             dw: &self.dw,
             bias: &self.dw_bias,
-            out: &self.out,
+            out: &s.out,
             out_bias: self.out_bias,
         };
         kernels::logits(simd, weights, &s.features, empty, (w, h), logits);
-        self.value(s, w * h)
+        self.value(s)
     }
 
-    fn value(&self, s: &mut Scratch, area: usize) -> f32 {
+    /// `out + C mean` into `out`, each output's sum in input order. A separate multiply and add
+    /// (not `mul_add`, a library call where the build does not assume FMA): one code for every
+    /// path, so the same bits.
+    fn board_out(&self, mean: &[f32], out: &mut Vec<f32>) {
+        out.clear();
+        out.extend_from_slice(&self.out);
+        for (row, &m) in self.context_t.chunks_exact(self.dim).zip(mean) {
+            for (o, &c) in out.iter_mut().zip(row) {
+                *o += c * m;
+            }
+        }
+    }
+
+    /// The value from the features' mean (`s.sum`, already divided) and max.
+    fn value(&self, s: &mut Scratch) -> f32 {
         let hidden = self.fc1_bias.len();
         s.hidden.clear();
         s.hidden.extend_from_slice(&self.fc1_bias);
-        let inv = 1.0 / area as f32;
-        for (c, &sum) in s.sum.iter().enumerate() {
-            let m = sum * inv;
+        for (c, &m) in s.sum.iter().chain(&s.max).enumerate() {
             let row = &self.fc1_t[c * hidden..(c + 1) * hidden];
             for (o, &wt) in s.hidden.iter_mut().zip(row) {
                 *o += wt * m;

@@ -7,7 +7,7 @@
 //!
 //! - `features`: `clamp(acc + bias, 0, scale) / scale` (int16 + int32 to fp32; exact, the sums
 //!   are far below 2^24) into the padded feature image, and each channel's sum over the points
-//!   in row-major order.
+//!   in row-major order and its max.
 //! - `logits`: per empty point, the depthwise 3x3 + bias (taps 0..9, tap = 3 * dy + dx, by fused
 //!   multiply-adds: `mul_add` in the portable code, one instruction where the CPU has FMA, exact
 //!   in software where it has not), clamp to [0, 1], and the 1x1: channel c's product into lane
@@ -71,9 +71,15 @@ pub struct Conversion<'a> {
     pub bias: [&'a [i32]; 2],
 }
 
+/// Per channel, the features' sum and max over the board (both start from what they hold: 0).
+pub struct Pooled<'a> {
+    pub sum: &'a mut [f32],
+    pub max: &'a mut [f32],
+}
+
 /// The features of the `w` x `h` board's accumulator `acc` (`[point][dim]`) into the inside of
-/// `features` (padded by one point that is left as it is) and their sums per channel into
-/// `sum`.
+/// `features` (padded by one point that is left as it is), and their sums and maxima per
+/// channel into `pooled`.
 ///
 /// # Panics
 /// If the slices' lengths do not fit `w`, `h` and `dim`, or `dim` is not a multiple of 8.
@@ -84,24 +90,25 @@ pub fn features(
     forbidden: &[bool],
     (w, h): (usize, usize),
     features: &mut [f32],
-    sum: &mut [f32],
+    pooled: Pooled,
 ) {
     let dim = c.dim;
     assert!(dim.is_multiple_of(8), "pattern width {dim}");
-    assert!(c.bias[0].len() == dim && c.bias[1].len() == dim && sum.len() == dim);
+    assert!(c.bias[0].len() == dim && c.bias[1].len() == dim);
+    assert!(pooled.sum.len() == dim && pooled.max.len() == dim);
     assert!(acc.len() == w * h * dim && forbidden.len() == w * h);
     assert!(features.len() == (w + 2) * (h + 2) * dim);
     match simd {
         // SAFETY: as in `logits`.
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512Vnni if dim.is_multiple_of(16) => unsafe {
-            x86::features512(c, acc, forbidden, w, features, sum)
+            x86::features512(c, acc, forbidden, w, features, pooled)
         },
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512Vnni | Simd::Avx2 => unsafe {
-            x86::features256(c, acc, forbidden, w, features, sum)
+            x86::features256(c, acc, forbidden, w, features, pooled)
         },
-        _ => features_scalar(c, acc, forbidden, w, features, sum),
+        _ => features_scalar(c, acc, forbidden, w, features, pooled),
     }
 }
 
@@ -118,7 +125,7 @@ fn features_scalar(
     forbidden: &[bool],
     w: usize,
     features: &mut [f32],
-    sum: &mut [f32],
+    pooled: Pooled,
 ) {
     let (dim, inv) = (c.dim, 1.0 / c.scale);
     for (i, &f) in forbidden.iter().enumerate() {
@@ -127,7 +134,8 @@ fn features_scalar(
             let a = acc[i * dim + ch] as i32 + c.bias[f as usize][ch];
             let v = (a as f32).max(0.0).min(c.scale) * inv;
             features[at + ch] = v;
-            sum[ch] += v;
+            pooled.sum[ch] += v;
+            pooled.max[ch] = pooled.max[ch].max(v);
         }
     }
 }
@@ -170,7 +178,7 @@ fn halved(v: [f32; PART]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Conversion, Weights, taps};
+    use super::{Conversion, Pooled, Weights, taps};
     use std::arch::x86_64::*;
 
     /// Points computed side by side: the nine taps are a chain of dependent multiply-adds, so
@@ -255,25 +263,35 @@ mod x86 {
         forbidden: &[bool],
         w: usize,
         features: &mut [f32],
-        sum: &mut [f32],
+        pooled: Pooled,
     ) {
         let (zero, top) = (_mm512_setzero_ps(), _mm512_set1_ps(c.scale));
         let inv = _mm512_set1_ps(1.0 / c.scale);
-        let (a, out, total) = (acc.as_ptr(), features.as_mut_ptr(), sum.as_mut_ptr());
+        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
+        let (total, most) = (pooled.sum.as_mut_ptr(), pooled.max.as_mut_ptr());
+        type State = ([__m512i; 2], __m512, __m512);
         // SAFETY (all accesses): channels g..g + 16 < dim of points inside the board, in slices
         // whose lengths `features` checked.
         let start = |g: usize| unsafe {
             let bias = [0, 1].map(|f| _mm512_loadu_si512(c.bias[f].as_ptr().add(g).cast()));
-            (bias, _mm512_loadu_ps(total.add(g)))
+            (
+                bias,
+                _mm512_loadu_ps(total.add(g)),
+                _mm512_loadu_ps(most.add(g)),
+            )
         };
-        let point = |(bias, s): &mut ([__m512i; 2], __m512), ai: usize, at: usize, f: bool| unsafe {
+        let point = |(bias, s, m): &mut State, ai: usize, at: usize, f: bool| unsafe {
             let x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(a.add(ai).cast()));
             let v = _mm512_cvtepi32_ps(_mm512_add_epi32(x, bias[f as usize]));
             let v = _mm512_mul_ps(_mm512_min_ps(_mm512_max_ps(v, zero), top), inv);
             _mm512_storeu_ps(out.add(at), v);
             *s = _mm512_add_ps(*s, v);
+            *m = _mm512_max_ps(*m, v);
         };
-        let end = |g: usize, (_, s)| unsafe { _mm512_storeu_ps(total.add(g), s) };
+        let end = |g: usize, (_, s, m): State| unsafe {
+            _mm512_storeu_ps(total.add(g), s);
+            _mm512_storeu_ps(most.add(g), m);
+        };
         features_walk((w, c.dim, 16), forbidden, start, point, end);
     }
 
@@ -288,24 +306,34 @@ mod x86 {
         forbidden: &[bool],
         w: usize,
         features: &mut [f32],
-        sum: &mut [f32],
+        pooled: Pooled,
     ) {
         let (zero, top) = (_mm256_setzero_ps(), _mm256_set1_ps(c.scale));
         let inv = _mm256_set1_ps(1.0 / c.scale);
-        let (a, out, total) = (acc.as_ptr(), features.as_mut_ptr(), sum.as_mut_ptr());
+        let (a, out) = (acc.as_ptr(), features.as_mut_ptr());
+        let (total, most) = (pooled.sum.as_mut_ptr(), pooled.max.as_mut_ptr());
+        type State = ([__m256i; 2], __m256, __m256);
         // SAFETY (all accesses): as in `features512`, 8 channels at a time.
         let start = |g: usize| unsafe {
             let bias = [0, 1].map(|f| _mm256_loadu_si256(c.bias[f].as_ptr().add(g).cast()));
-            (bias, _mm256_loadu_ps(total.add(g)))
+            (
+                bias,
+                _mm256_loadu_ps(total.add(g)),
+                _mm256_loadu_ps(most.add(g)),
+            )
         };
-        let point = |(bias, s): &mut ([__m256i; 2], __m256), ai: usize, at: usize, f: bool| unsafe {
+        let point = |(bias, s, m): &mut State, ai: usize, at: usize, f: bool| unsafe {
             let x = _mm256_cvtepi16_epi32(_mm_loadu_si128(a.add(ai).cast()));
             let v = _mm256_cvtepi32_ps(_mm256_add_epi32(x, bias[f as usize]));
             let v = _mm256_mul_ps(_mm256_min_ps(_mm256_max_ps(v, zero), top), inv);
             _mm256_storeu_ps(out.add(at), v);
             *s = _mm256_add_ps(*s, v);
+            *m = _mm256_max_ps(*m, v);
         };
-        let end = |g: usize, (_, s)| unsafe { _mm256_storeu_ps(total.add(g), s) };
+        let end = |g: usize, (_, s, m): State| unsafe {
+            _mm256_storeu_ps(total.add(g), s);
+            _mm256_storeu_ps(most.add(g), m);
+        };
         features_walk((w, c.dim, 8), forbidden, start, point, end);
     }
 

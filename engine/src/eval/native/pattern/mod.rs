@@ -102,8 +102,9 @@ impl PatternNet {
         let dw = (0..9 * d)
             .map(|i| w.policy_dw[(i % d) * 9 + i / d])
             .collect();
-        let fc1_t = (0..d * VALUE_HIDDEN)
-            .map(|i| w.value_fc1.weight[(i % VALUE_HIDDEN) * d + i / VALUE_HIDDEN])
+        let inputs = w.value_fc1.in_features;
+        let fc1_t = (0..inputs * VALUE_HIDDEN)
+            .map(|i| w.value_fc1.weight[(i % VALUE_HIDDEN) * inputs + i / VALUE_HIDDEN])
             .collect();
         let head = Head {
             dim: d,
@@ -114,6 +115,9 @@ impl PatternNet {
             dw_bias: w.policy_dw_bias.clone(),
             out: w.policy_out.clone(),
             out_bias: w.policy_out_bias,
+            context_t: (0..d * d)
+                .map(|i| w.policy_context[(i % d) * d + i / d])
+                .collect(),
             fc1_t,
             fc1_bias: w.value_fc1.bias.clone(),
             fc2: w.value_fc2.clone(),
@@ -260,6 +264,7 @@ fn read_weights(
         policy_dw_bias: inits.f32s("policy_dw.bias")?,
         policy_out: inits.f32s("policy_out.weight")?,
         policy_out_bias: out_bias[0],
+        policy_context: inits.f32s("policy_context.weight")?,
         value_fc1: inits.dense("value_fc1")?,
         value_fc2: inits.dense("value_fc2")?,
     })

@@ -319,6 +319,17 @@ pub struct Settings {
     /// trunk only: exported models do not carry the head. 0 = off; KataGo uses 0.15.
     #[arg(long, default_value_t = 0.0)]
     pub aux_policy_weight: f64,
+    /// A network file (any the engine loads, e.g. models/default.onnx) whose value of each
+    /// training position is mixed into the value target: (1 - w) * the game's outcome + w *
+    /// the teacher's value, w = `value_teacher_weight` (distillation: a small network learns
+    /// more from a strong one's estimate of every position than from a few thousand games'
+    /// outcomes). Unset: outcomes only.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_teacher: Option<PathBuf>,
+    /// The teacher's share of the value target (0..=1; with `value_teacher`).
+    #[arg(long, default_value_t = 0.5)]
+    pub value_teacher_weight: f64,
 }
 
 impl Settings {
@@ -464,6 +475,7 @@ impl Resolved {
             ("dirichlet_epsilon", s.dirichlet_epsilon),
             ("full_search_share", s.full_search_share),
             ("min_lr_ratio", s.min_lr_ratio),
+            ("value_teacher_weight", s.value_teacher_weight),
         ];
         for (key, v) in unit {
             if !(0.0..=1.0).contains(&v) {

@@ -30,17 +30,23 @@ use crate::training::replay::GameRecord;
 /// The evaluator the bootstrap searches over: the classical one, or the network of `teacher` as
 /// the engine loads it (natively where it can; one search thread a game, batch 1).
 pub fn expert(teacher: Option<&std::path::Path>) -> anyhow::Result<Arc<dyn Evaluator>> {
-    let Some(path) = teacher else {
-        return Ok(Arc::new(ClassicalEvaluator));
-    };
+    match teacher {
+        Some(path) => teacher_network(path, 1),
+        None => Ok(Arc::new(ClassicalEvaluator)),
+    }
+}
+
+/// The network file `path` as the engine loads it (natively where it can), run `batch`
+/// positions at a time.
+pub fn teacher_network(path: &std::path::Path, batch: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
     let config = engine::eval::network::LoadConfig {
-        batch: 1,
+        batch,
         ..Default::default()
     };
     let loaded = engine::eval::slot::network_loader(config)(path)
         .map_err(|e| anyhow::anyhow!("the teacher {}: {e}", path.display()))?;
     if let Some(note) = loaded.note {
-        eprintln!("bootstrap: {note}");
+        eprintln!("trainer: the teacher {}: {note}", path.display());
     }
     Ok(loaded.evaluator)
 }

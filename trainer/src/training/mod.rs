@@ -4,14 +4,16 @@
 //! and the distributed train worker (`distributed::train_worker`) both drive one, so a step, a
 //! checkpoint and an exported model mean the same in both.
 //!
-//! The room also holds the replay store the trainer samples from (`replay`) and the probe of the
-//! network's prior on available fives (`probe`).
+//! The room also holds the replay store the trainer samples from (`replay`), the value teacher
+//! mixed into the value targets (`teacher`) and the probe of the network's prior on available
+//! fives (`probe`).
 //!
 //! Depends on `config`, `network` (`form`, `model`, `optim`, `checkpoint`, `net_eval`), `replay`,
 //! `matches::arena` and `support::store`.
 
 pub mod probe;
 pub mod replay;
+pub mod teacher;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +34,7 @@ use crate::network::net_eval::{OnnxSelfplay, SelfplayNet, TchEvaluator, TchNet};
 use crate::network::optim::{OptimConfig, Optimizer};
 use crate::support::store;
 use crate::training::replay::{Replay, Sample};
+use crate::training::teacher::ValueTeacher;
 use engine::rng::Rng;
 
 /// A training batch as device tensors.
@@ -174,6 +177,7 @@ pub struct Trainer {
     best: Option<Best>,
     /// The window's games of another board size were reported (once is enough).
     warned_board: bool,
+    value_teacher: Option<ValueTeacher>,
 }
 
 impl Trainer {
@@ -220,6 +224,15 @@ impl Trainer {
             games: 0,
             best,
             warned_board: false,
+            value_teacher: match &s.value_teacher {
+                Some(path) => Some(ValueTeacher::load(
+                    path,
+                    s.value_teacher_weight as f32,
+                    s.rule,
+                    s.board_size,
+                )?),
+                None => None,
+            },
         })
     }
 
@@ -330,11 +343,12 @@ impl Trainer {
     ) -> anyhow::Result<Option<StepLosses>> {
         let cells = self.board_size * self.board_size;
         let mut samples = Vec::with_capacity(self.batch_size);
+        let mut boards = Vec::with_capacity(self.batch_size);
         for _ in 0..self.batch_size {
-            match self.replay.sample(&mut self.rng) {
+            match self.replay.sample_with_board(&mut self.rng) {
                 // A game of another board size (a chunk copied in from elsewhere) cannot join
                 // this network's batch.
-                Some(Ok(x)) if x.policy.len() != cells => {
+                Some(Ok((x, _))) if x.policy.len() != cells => {
                     if !self.warned_board {
                         self.warned_board = true;
                         warn(format!(
@@ -345,13 +359,19 @@ impl Trainer {
                         ));
                     }
                 }
-                Some(Ok(x)) => samples.push(x),
+                Some(Ok((x, board))) => {
+                    samples.push(x);
+                    boards.push(board);
+                }
                 Some(Err(e)) => warn(format!("bad replay sample skipped: {e}")),
                 None => break,
             }
         }
         if samples.is_empty() {
             return Ok(None);
+        }
+        if let Some(teacher) = &self.value_teacher {
+            teacher.mix(&mut samples, &boards);
         }
         let policy_target_entropy =
             samples.iter().map(|x| entropy(&x.policy)).sum::<f64>() / samples.len() as f64;

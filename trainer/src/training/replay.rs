@@ -106,6 +106,15 @@ fn policy_target(rec: &GameRecord, ply: usize, sym: usize) -> Option<Vec<f32>> {
 
 /// The example at `ply` of `rec` under symmetry `sym`.
 pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, String> {
+    sample_and_board(rec, ply, sym).map(|(sample, _)| sample)
+}
+
+/// `sample_at`, with the board the example encodes (for a teacher that reads boards).
+pub fn sample_and_board(
+    rec: &GameRecord,
+    ply: usize,
+    sym: usize,
+) -> Result<(Sample, Board), String> {
     let board = board_at(rec, ply, sym)?;
     let mut planes = vec![0f32; features::input_len(&board)];
     features::encode(&board, &mut planes);
@@ -113,12 +122,13 @@ pub fn sample_at(rec: &GameRecord, ply: usize, sym: usize) -> Result<Sample, Str
         policy_target(rec, ply, sym).ok_or_else(|| format!("no policy target at ply {ply}"))?;
     // Black moves at even plies; the outcome is from black's side.
     let sign = if ply.is_multiple_of(2) { 1.0 } else { -1.0 };
-    Ok(Sample {
+    let sample = Sample {
         planes,
         policy,
         value: sign * rec.outcome as f32,
         opponent_policy: policy_target(rec, ply + 1, sym).unwrap_or_default(),
-    })
+    };
+    Ok((sample, board))
 }
 
 /// Chunks on disk and the window of newest positions loaded in memory.
@@ -232,11 +242,17 @@ impl Replay {
 
     /// A uniformly drawn position under a uniformly drawn symmetry (square boards only).
     pub fn sample(&self, rng: &mut Rng) -> Option<Result<Sample, String>> {
+        self.sample_with_board(rng)
+            .map(|r| r.map(|(sample, _)| sample))
+    }
+
+    /// `sample`, with the board the example encodes.
+    pub fn sample_with_board(&self, rng: &mut Rng) -> Option<Result<(Sample, Board), String>> {
         if self.index.is_empty() {
             return None;
         }
         let (g, ply) = self.index[rng.below(self.index.len())];
         let sym = rng.below(symmetry::COUNT);
-        Some(sample_at(&self.games[g as usize], ply as usize, sym))
+        Some(sample_and_board(&self.games[g as usize], ply as usize, sym))
     }
 }

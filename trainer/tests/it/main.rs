@@ -24,3 +24,4 @@ mod selfplay;
 mod selfplay_backend;
 mod trainer_eval;
 mod training_run;
+mod value_teacher;

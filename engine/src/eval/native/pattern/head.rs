@@ -102,7 +102,7 @@ impl Head {
         );
         let inv = 1.0 / (w * h) as f32;
         s.sum.iter_mut().for_each(|x| *x *= inv);
-        self.board_out(&s.sum, &mut s.out);
+        self.board_out(simd, &s.sum, &mut s.out);
         let weights = kernels::Weights {
             dim,
             dw: &self.dw,
@@ -111,33 +111,24 @@ impl Head {
             out_bias: self.out_bias,
         };
         kernels::logits(simd, weights, &s.features, empty, (w, h), logits);
-        self.value(s)
+        self.value(simd, s)
     }
 
-    /// `out + C mean` into `out`, each output's sum in input order. A separate multiply and add
-    /// (not `mul_add`, a library call where the build does not assume FMA): one code for every
-    /// path, so the same bits.
-    fn board_out(&self, mean: &[f32], out: &mut Vec<f32>) {
+    /// `out + C mean` into `out` (`kernels::dense_add`).
+    fn board_out(&self, simd: Simd, mean: &[f32], out: &mut Vec<f32>) {
         out.clear();
         out.extend_from_slice(&self.out);
-        for (row, &m) in self.context_t.chunks_exact(self.dim).zip(mean) {
-            for (o, &c) in out.iter_mut().zip(row) {
-                *o += c * m;
-            }
-        }
+        kernels::dense_add(simd, out, &self.context_t, mean);
     }
 
     /// The value from the features' mean (`s.sum`, already divided) and max.
-    fn value(&self, s: &mut Scratch) -> f32 {
-        let hidden = self.fc1_bias.len();
+    fn value(&self, simd: Simd, s: &mut Scratch) -> f32 {
+        let (dim, hidden) = (self.dim, self.fc1_bias.len());
         s.hidden.clear();
         s.hidden.extend_from_slice(&self.fc1_bias);
-        for (c, &m) in s.sum.iter().chain(&s.max).enumerate() {
-            let row = &self.fc1_t[c * hidden..(c + 1) * hidden];
-            for (o, &wt) in s.hidden.iter_mut().zip(row) {
-                *o += wt * m;
-            }
-        }
+        let (of_mean, of_max) = self.fc1_t.split_at(dim * hidden);
+        kernels::dense_add(simd, &mut s.hidden, of_mean, &s.sum);
+        kernels::dense_add(simd, &mut s.hidden, of_max, &s.max);
         let v = s
             .hidden
             .iter()

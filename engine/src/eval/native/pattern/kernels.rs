@@ -62,6 +62,33 @@ pub fn logits(
     }
 }
 
+/// `acc[o] += sum over i of rows[i][o] * inputs[i]` (`rows` is `[inputs.len()][acc.len()]`),
+/// each output's sum in input order by a separate multiply and add. One body, compiled for each
+/// path's vector width: Rust never fuses the two, so every path gives the same bits.
+///
+/// # Panics
+/// If `rows` is not `inputs.len() * acc.len()` long.
+pub fn dense_add(simd: Simd, acc: &mut [f32], rows: &[f32], inputs: &[f32]) {
+    assert_eq!(rows.len(), inputs.len() * acc.len(), "a row per input");
+    match simd {
+        // SAFETY: the CPU has the features (`Simd::supported`); the body is safe code.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512Vnni => unsafe { x86::dense_add512(acc, rows, inputs) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { x86::dense_add256(acc, rows, inputs) },
+        _ => dense_add_body(acc, rows, inputs),
+    }
+}
+
+#[inline(always)]
+fn dense_add_body(acc: &mut [f32], rows: &[f32], inputs: &[f32]) {
+    for (row, &x) in rows.chunks_exact(acc.len()).zip(inputs) {
+        for (o, &w) in acc.iter_mut().zip(row) {
+            *o += w * x;
+        }
+    }
+}
+
 /// The accumulator's conversion to features: `bias[1]` at the `forbidden` points, `bias[0]` at
 /// the others (int16 units of the table's `scale`).
 #[derive(Clone, Copy)]
@@ -178,8 +205,26 @@ fn halved(v: [f32; PART]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Conversion, Pooled, Weights, taps};
+    use super::{Conversion, Pooled, Weights, dense_add_body, taps};
     use std::arch::x86_64::*;
+
+    /// `dense_add` in 16-lane vectors.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn dense_add512(acc: &mut [f32], rows: &[f32], inputs: &[f32]) {
+        dense_add_body(acc, rows, inputs);
+    }
+
+    /// `dense_add` in 8-lane vectors.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dense_add256(acc: &mut [f32], rows: &[f32], inputs: &[f32]) {
+        dense_add_body(acc, rows, inputs);
+    }
 
     /// Points computed side by side: the nine taps are a chain of dependent multiply-adds, so
     /// one point at a time waits on their latency; four chains keep the FMA units busy.

@@ -981,6 +981,7 @@ mod tests {
         // leaves a missing value out).
         let all_given = Settings {
             eval_openings: Some(PathBuf::from("openings.txt")),
+            value_teacher: Some(PathBuf::from("teacher.onnx")),
             ..d
         };
         let table = toml::Table::try_from(&all_given).unwrap();

@@ -335,19 +335,18 @@ impl Trainer {
         Ok(())
     }
 
-    /// One optimizer step on a batch sampled from the window; None when the window is empty.
-    /// A loss that is not finite is an error (nothing is saved from it).
-    pub fn train_step(
+    /// A batch of samples from the replay window and the boards they encode; games of another
+    /// board size (a chunk copied in from elsewhere) cannot join this network's batch and are
+    /// skipped, said once.
+    fn draw_batch(
         &mut self,
         mut warn: impl FnMut(String),
-    ) -> anyhow::Result<Option<StepLosses>> {
+    ) -> (Vec<Sample>, Vec<engine::game::Board>) {
         let cells = self.board_size * self.board_size;
         let mut samples = Vec::with_capacity(self.batch_size);
         let mut boards = Vec::with_capacity(self.batch_size);
         for _ in 0..self.batch_size {
             match self.replay.sample_with_board(&mut self.rng) {
-                // A game of another board size (a chunk copied in from elsewhere) cannot join
-                // this network's batch.
                 Some(Ok((x, _))) if x.policy.len() != cells => {
                     if !self.warned_board {
                         self.warned_board = true;
@@ -367,6 +366,13 @@ impl Trainer {
                 None => break,
             }
         }
+        (samples, boards)
+    }
+
+    /// One optimizer step on a batch sampled from the window; None when the window is empty.
+    /// A loss that is not finite is an error (nothing is saved from it).
+    pub fn train_step(&mut self, warn: impl FnMut(String)) -> anyhow::Result<Option<StepLosses>> {
+        let (mut samples, boards) = self.draw_batch(warn);
         if samples.is_empty() {
             return Ok(None);
         }

@@ -19,7 +19,7 @@ use trainer::network::form::{Exported, Form, Model};
 use trainer::network::model::to_vec;
 use trainer::network::optim::{OptimConfig, Optimizer};
 use trainer::network::pattern::{PatternNet, line_keys};
-use trainer::training::replay::{GameRecord, sample_at};
+use trainer::training::replay::sample_at;
 use trainer::training::{Trainer, batch_tensors, export_checkpoint, losses};
 
 /// Positions of the judged tactics games (15x15; the freestyle games under three rules, the
@@ -191,31 +191,7 @@ fn the_tch_forward_equals_the_native_runtime_and_onnx_runtime_on_game_positions(
 
 /// Samples of a random 15x15 game under all eight symmetries (policy: the move played).
 fn game_samples() -> Vec<trainer::training::replay::Sample> {
-    let mut rng = Rng::new(21);
-    let mut board = Board::new(15, 15, Rule::Freestyle).unwrap();
-    let mut moves = Vec::new();
-    for _ in 0..12 {
-        let cands: Vec<Pos> = board
-            .candidates(2)
-            .into_iter()
-            .filter(|&p| board.is_legal(p))
-            .collect();
-        let p = cands[rng.below(cands.len())];
-        moves.push(board.dense_index(p) as u16);
-        board.play(p).unwrap();
-        if board.winner().is_some() {
-            break;
-        }
-    }
-    let visits = moves.iter().map(|&m| vec![(m, 1)]).collect();
-    let rec = GameRecord {
-        board_size: 15,
-        rule: Rule::Freestyle.to_protocol(),
-        moves,
-        visits,
-        outcome: 1,
-        resigned: false,
-    };
+    let rec = crate::common::random_record(15, 12, 21, 1);
     (0..rec.plies() - 1)
         .flat_map(|ply| (0..8).map(move |sym| (ply, sym)))
         .map(|(ply, sym)| sample_at(&rec, ply, sym).unwrap())

@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use engine::game::{Board, Pos, Rule};
+use engine::game::Rule;
 use engine::net::{ModelMeta, NetWeights, Preset, write_model_file};
-use engine::rng::Rng;
-use trainer::training::replay::{GameRecord, sample_and_board};
+use trainer::training::replay::sample_and_board;
 use trainer::training::teacher::ValueTeacher;
+
+use crate::common::random_record;
 
 /// A random tiny network claiming `rules` on 9x9.
 fn teacher_file(dir: &Path, rules: &[Rule]) -> PathBuf {
@@ -21,36 +22,12 @@ fn teacher_file(dir: &Path, rules: &[Rule]) -> PathBuf {
     path
 }
 
-/// A random 9x9 freestyle game of 20 moves that white wins.
-fn game() -> GameRecord {
-    let mut rng = Rng::new(8);
-    let mut board = Board::new(9, 9, Rule::Freestyle).unwrap();
-    let mut moves = Vec::new();
-    while moves.len() < 20 && board.winner().is_none() {
-        let cands: Vec<Pos> = board
-            .candidates(2)
-            .into_iter()
-            .filter(|&p| board.is_legal(p))
-            .collect();
-        let p = cands[rng.below(cands.len())];
-        moves.push(board.dense_index(p) as u16);
-        board.play(p).unwrap();
-    }
-    GameRecord {
-        board_size: 9,
-        rule: Rule::Freestyle.to_protocol(),
-        visits: moves.iter().map(|&m| vec![(m, 1)]).collect(),
-        moves,
-        outcome: -1,
-        resigned: false,
-    }
-}
-
 #[test]
 fn each_value_target_moves_by_the_share_toward_the_teachers_value_of_its_board() {
     let dir = tempfile::tempdir().unwrap();
     let path = teacher_file(dir.path(), &[Rule::Freestyle]);
-    let rec = game();
+    // A random 9x9 game of 20 moves that white wins.
+    let rec = random_record(9, 20, 8, -1);
     let (mut samples, boards): (Vec<_>, Vec<_>) = (0..rec.plies() - 1)
         .map(|ply| sample_and_board(&rec, ply, ply % 8).unwrap())
         .unzip();

@@ -73,11 +73,7 @@ impl Head {
         s.forbidden.clear();
         s.forbidden.resize(w * h, false);
         forbidden.iter().for_each(|&i| s.forbidden[i] = true);
-        let base = |c: usize| if black { self.black[c] as i32 } else { 0 };
-        s.bias[0].clear();
-        s.bias[0].extend((0..dim).map(base));
-        s.bias[1].clear();
-        s.bias[1].extend((0..dim).map(|c| base(c) + self.forbidden[c] as i32));
+        self.biases(black, &mut s.bias);
         for v in [&mut s.sum, &mut s.max] {
             v.clear();
             v.resize(dim, 0.0);
@@ -112,6 +108,16 @@ impl Head {
         };
         kernels::logits(simd, weights, &s.features, empty, (w, h), logits);
         self.value(simd, s)
+    }
+
+    /// The int16 vectors added to every point (`[0]`: black's when black is to move) and to
+    /// forbidden points (`[1]`: that plus the forbidden vector).
+    fn biases(&self, black: bool, bias: &mut [Vec<i32>; 2]) {
+        let base = |c: usize| if black { self.black[c] as i32 } else { 0 };
+        bias[0].clear();
+        bias[0].extend((0..self.dim).map(base));
+        bias[1].clear();
+        bias[1].extend((0..self.dim).map(|c| base(c) + self.forbidden[c] as i32));
     }
 
     /// `out + C mean` into `out` (`kernels::dense_add`).

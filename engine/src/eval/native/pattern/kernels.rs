@@ -13,6 +13,8 @@
 //!   in software where it has not), clamp to [0, 1], and the 1x1: channel c's product into lane
 //!   c % 16 of a 16-lane sum (channels in increasing order), the lanes halved 8, 4, 2 and 1
 //!   apart at the end (a vector reduction's order).
+//! - `dense_add`: the small dense layers after pooling (the policy's context, the value's first
+//!   layer), one safe body compiled for each path's vector width.
 
 use super::super::simd::Simd;
 

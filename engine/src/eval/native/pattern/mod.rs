@@ -99,13 +99,8 @@ impl PatternNet {
         let scale = table::scale_for(max(&w.table), max(&w.black), max(&w.forbidden));
         let q = |v: &[f32]| v.iter().map(|&x| table::quantize(x, scale)).collect();
         let d = w.dim;
-        let dw = (0..9 * d)
-            .map(|i| w.policy_dw[(i % d) * 9 + i / d])
-            .collect();
-        let inputs = w.value_fc1.in_features;
-        let fc1_t = (0..inputs * VALUE_HIDDEN)
-            .map(|i| w.value_fc1.weight[(i % VALUE_HIDDEN) * inputs + i / VALUE_HIDDEN])
-            .collect();
+        let dw = transposed(&w.policy_dw, d, 9);
+        let fc1_t = transposed(&w.value_fc1.weight, VALUE_HIDDEN, w.value_fc1.in_features);
         let head = Head {
             dim: d,
             scale,
@@ -115,9 +110,7 @@ impl PatternNet {
             dw_bias: w.policy_dw_bias.clone(),
             out: w.policy_out.clone(),
             out_bias: w.policy_out_bias,
-            context_t: (0..d * d)
-                .map(|i| w.policy_context[(i % d) * d + i / d])
-                .collect(),
+            context_t: transposed(&w.policy_context, d, d),
             fc1_t,
             fc1_bias: w.value_fc1.bias.clone(),
             fc2: w.value_fc2.clone(),
@@ -226,6 +219,14 @@ impl PatternNet {
         }
         m.refuses(rule, w, h)
     }
+}
+
+/// The `cols` x `rows` transpose of the row-major `rows` x `cols` matrix `v`: the head's loops
+/// run along what were its columns.
+fn transposed(v: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    (0..rows * cols)
+        .map(|i| v[(i % rows) * cols + i / rows])
+        .collect()
 }
 
 /// The accumulator view of the side to move: 0 when black is to move (black's stones own).

@@ -26,6 +26,7 @@ use tch::Device;
 use crate::config::{RunFolder, Settings};
 use crate::matches::arena::{MatchConfig, MatchResult, openings_from_file};
 use crate::network::net_eval::{OnnxSelfplay, SelfplayNet, TchEvaluator, TchNet, onnx_selfplay};
+use crate::network::optim::OptimConfig;
 use crate::selfplay::estimate::{EpochShape, warn_if_slow};
 use crate::selfplay::status::expected_plies;
 use crate::selfplay::{self, Leaves, SelfPlayConfig};
@@ -131,7 +132,7 @@ pub fn run(s: &Settings) -> anyhow::Result<RunSummary> {
         );
         return Ok(where_it_stands(summary, &t));
     }
-    let fresh = run_is_fresh(&summary, &t);
+    let fresh = warm_start_pending(summary.resumed_from.is_some(), &t);
     let mut run = Run::start(s, t, device, eval_openings, summary)?;
     if fresh {
         run.warm_start()?;
@@ -166,8 +167,8 @@ fn start_trainer(s: &Settings, device: Device) -> anyhow::Result<(Trainer, Optio
     let dir = &s.checkpoint_dir;
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     let per_game = (s.board_size * s.board_size / 3).max(1);
-    let schedule = steps_for(s, s.selfplay_games * per_game) * s.epochs;
-    let mut t = Trainer::new(s, device, schedule, true, warn)?;
+    let selfplay_steps = steps_for(s, s.selfplay_games * per_game) * s.epochs;
+    let mut t = Trainer::new(s, device, selfplay_steps, true, warn)?;
     let (blocks, channels) = s.model_preset.dims();
     eprintln!(
         "trainer: device {}; preset {}: {blocks} blocks x {channels} channels, {} trainable parameters ({} exported)",
@@ -177,6 +178,15 @@ fn start_trainer(s: &Settings, device: Device) -> anyhow::Result<(Trainer, Optio
         s.model_preset.param_count()
     );
     let resumed_from = t.resume(&s.resume, dir, warn)?;
+    if warm_start_pending(resumed_from.is_some(), &t) {
+        t.warm_start_steps = steps_for(s, t.replay.len());
+    }
+    // The warm start's steps come first in the schedule: a long one on the cosine of the
+    // self-play epochs alone would end at the floor learning rate.
+    t.set_schedule(OptimConfig::from_settings(
+        s,
+        selfplay_steps + t.warm_start_steps,
+    ));
     if let Some(path) = &resumed_from {
         let (epoch, step) = (t.epoch, t.step);
         eprintln!(
@@ -197,9 +207,10 @@ fn where_it_stands(summary: RunSummary, t: &Trainer) -> RunSummary {
     }
 }
 
-/// A fresh network over a replay folder that already holds games (`trainer bootstrap`'s).
-fn run_is_fresh(summary: &RunSummary, t: &Trainer) -> bool {
-    summary.resumed_from.is_none() && t.epoch == 0 && !t.replay.is_empty()
+/// A fresh network over a replay folder that already holds games (`trainer bootstrap`'s): the
+/// run trains on them before its first self-play.
+fn warm_start_pending(resumed: bool, t: &Trainer) -> bool {
+    !resumed && t.epoch == 0 && !t.replay.is_empty()
 }
 
 impl<'a> Run<'a> {

@@ -17,7 +17,9 @@ pub struct BootstrapArgs {
     /// Games to play.
     #[arg(long, default_value_t = 256)]
     pub games: usize,
-    /// Fresh playouts per move.
+    /// Fresh playouts per move; 0: no search, the expert's own policy (the teacher's, or the
+    /// classical evaluator's) is both the move's target and what it is drawn from (distillation
+    /// of a network's outputs over many cheap positions; add --value-teacher when training).
     #[arg(long, default_value_t = 800)]
     pub visits: u64,
     /// Search over this network (a model file the engine loads: `models/default.onnx`, say)

@@ -3,9 +3,11 @@
 //! (`<dir>/ckpt-NNNNNN.bin`, written atomically through `store`). `latest_valid` walks back from
 //! the newest file and skips (with a warning) any that fails to read.
 //!
-//! A checkpoint records the rule and board size it was trained on (format version 2); version 1
-//! files, which do not, still read, with both unknown. `transfer_rule` starts a run on one rule
-//! from a checkpoint trained on another.
+//! A checkpoint records the rule and board size it was trained on (format version 2) and the
+//! steps its warm start took (version 3: the learning-rate schedule runs over them and the
+//! self-play epochs, so a resumed run rebuilds the same schedule); version 1 files read with the
+//! rule and size unknown, version 1 and 2 files with no warm start. `transfer_rule` starts a run
+//! on one rule from a checkpoint trained on another.
 //!
 //! Depends on tch, `store`, `optim`, `engine::rng`, and the engine's input planes (`features`).
 
@@ -21,8 +23,9 @@ use crate::support::store::{self, StoreError};
 use engine::rng::Rng;
 
 const MAGIC: [u8; 4] = *b"FZCK";
-/// 2 added `rule` and `board_size`; version 1 files read through [`CheckpointV1`].
-const VERSION: u32 = 2;
+/// 2 added `rule` and `board_size`; 3 writes `warm_start_steps` after the version 2 body.
+/// Version 1 files read through [`CheckpointV1`], version 2 files as the body alone.
+const VERSION: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NamedTensor {
@@ -53,6 +56,11 @@ pub struct Checkpoint {
     /// The rule and board size self-play played (None: a version 1 file, which did not say).
     pub rule: Option<Rule>,
     pub board_size: Option<usize>,
+    /// Training steps of the warm start (`trainer bootstrap`'s games, before epoch 1), which
+    /// the learning-rate schedule spans with the self-play epochs' steps; 0 for none (or a file
+    /// older than version 3). Written after the body (`save`), so version 2 files still read.
+    #[serde(skip)]
+    pub warm_start_steps: u64,
 }
 
 /// The version 1 layout (no rule, no board size): read, never written.
@@ -91,6 +99,7 @@ impl From<CheckpointV1> for Checkpoint {
             best_weights: v1.best_weights,
             rule: None,
             board_size: None,
+            warm_start_steps: 0,
         }
     }
 }
@@ -253,15 +262,19 @@ pub fn restore(vs: &nn::VarStore, tensors: &[NamedTensor]) -> Result<Vec<String>
 
 pub fn save(dir: &Path, ck: &Checkpoint) -> Result<PathBuf, StoreError> {
     let path = path_for(dir, ck.epoch);
-    store::write(&path, MAGIC, VERSION, ck)?;
+    store::write(&path, MAGIC, VERSION, &(ck, ck.warm_start_steps))?;
     Ok(path)
 }
 
 pub fn load(path: &Path) -> Result<Checkpoint, StoreError> {
-    if store::version_of(path, MAGIC) == Some(1) {
-        return store::read::<CheckpointV1>(path, MAGIC, 1).map(Checkpoint::from);
+    match store::version_of(path, MAGIC) {
+        Some(1) => store::read::<CheckpointV1>(path, MAGIC, 1).map(Checkpoint::from),
+        Some(2) => store::read(path, MAGIC, 2),
+        _ => store::read::<(Checkpoint, u64)>(path, MAGIC, VERSION).map(|(ck, warm)| Checkpoint {
+            warm_start_steps: warm,
+            ..ck
+        }),
     }
-    store::read(path, MAGIC, VERSION)
 }
 
 /// Checkpoint files in `dir`, newest epoch first.

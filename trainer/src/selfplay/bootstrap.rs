@@ -4,6 +4,7 @@
 //! pattern network's first stage does) with threat-space tactics at a high visit count,
 //! recorded exactly as self-play records its games (policy target from the root's visits or the
 //! proven wins, outcome as value target; root noise and the temperature schedule for variety),
+//! or, at `--visits 0`, games of the teacher's own policy recorded with that policy as target,
 //! so a fresh network first learns what the classical search plays instead of starting from
 //! random play. `run` trains on them before its first self-play; then self-play takes over
 //! (expert iteration, Anthony et al. 2017, with the classical search as the first expert).
@@ -13,12 +14,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use engine::eval::Evaluator;
 use engine::eval::classical::ClassicalEvaluator;
-use engine::game::Board;
-use engine::mcts::{Search, SearchLimits};
+use engine::game::{Board, Pos};
+use engine::mcts::{Proven, RootCandidate, Search, SearchLimits, SearchResult};
 use rayon::prelude::*;
 
 use crate::selfplay::status::{SelfPlayStatus, expected_plies};
@@ -51,13 +52,17 @@ pub fn teacher_network(path: &std::path::Path, batch: usize) -> anyhow::Result<A
     Ok(loaded.evaluator)
 }
 
-/// One game of the `expert`'s search against itself, `visits` fresh playouts per move.
+/// One game of the `expert`'s search against itself, `visits` fresh playouts per move; with 0
+/// visits, of its own policy without a search (`play_policy_game`).
 pub fn play_game(
     cfg: &SelfPlayConfig,
     expert: &Arc<dyn Evaluator>,
     visits: u64,
     game: usize,
 ) -> anyhow::Result<GameRecord> {
+    if visits == 0 {
+        return play_policy_game(cfg, expert, game);
+    }
     let n = cfg.board_size;
     let mut board =
         Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
@@ -83,6 +88,90 @@ pub fn play_game(
             Some(true) | None => return Ok(record),
         }
     }
+}
+
+/// A recorded policy target keeps integer weights: a whole probability is this many.
+const POLICY_TARGET_SCALE: f32 = 10_000.0;
+/// Moves the expert gives less than this are left out of a recorded policy target (they are
+/// most of the board and almost none of the probability; the record stays small).
+const POLICY_TARGET_FLOOR: f32 = 2e-3;
+
+/// One game of the `expert`'s policy against itself, no search: each position is evaluated once,
+/// its target is the policy (the moves above `POLICY_TARGET_FLOOR`), and the move is drawn from
+/// it at the ply's temperature, a five where there is one. A hundred times cheaper a position
+/// than a searched game, so a student can learn the expert's own outputs over far more
+/// positions (distillation; the value comes from `--value-teacher` or the outcome).
+fn play_policy_game(
+    cfg: &SelfPlayConfig,
+    expert: &Arc<dyn Evaluator>,
+    game: usize,
+) -> anyhow::Result<GameRecord> {
+    let n = cfg.board_size;
+    let mut board =
+        Board::new(n, n, cfg.rule).map_err(|e| anyhow::anyhow!("board {n}x{n}: {e}"))?;
+    let mut record = new_record(cfg);
+    let mut rng = crate::seeded_rng(game_seed(cfg, game));
+    let mut out = Vec::with_capacity(1);
+    loop {
+        expert.evaluate(&[&board], &mut out);
+        let (target, proven) = policy_as_target(&board, &out[0].policy);
+        let r = SearchResult {
+            best: target.first().map_or(Pos::NONE, |c| c.mv),
+            visits: 0,
+            playouts: 0,
+            value: out[0].value,
+            pv: Vec::new(),
+            root_children: target.clone(),
+            nodes: 0,
+            proven,
+            elapsed: Duration::ZERO,
+        };
+        match play_searched(cfg, &mut board, &mut record, &mut rng, &r, &target, None)? {
+            Some(false) => {}
+            Some(true) | None => return Ok(record),
+        }
+    }
+}
+
+/// `policy` (by dense index) as root candidates, heaviest first, and whether it is a win: the
+/// side to move's fives, weight 1 each, when it has one; else every move above the floor, the
+/// largest always.
+fn policy_as_target(board: &Board, policy: &[f32]) -> (Vec<RootCandidate>, Option<Proven>) {
+    let me = board.side_to_move();
+    let candidate = |mv: Pos, visits: u32, prior: f32| RootCandidate {
+        mv,
+        visits,
+        prior,
+        value: 0.0,
+        proven: None,
+        pv: Vec::new(),
+    };
+    let legal = board.legal_moves();
+    let fives: Vec<RootCandidate> = legal
+        .iter()
+        .filter(|&&mv| board.makes_five(mv, me))
+        .map(|&mv| candidate(mv, 1, 1.0))
+        .collect();
+    if !fives.is_empty() {
+        return (fives, Some(Proven::Win));
+    }
+    let mut target: Vec<RootCandidate> = legal
+        .iter()
+        .map(|&mv| {
+            let p = policy.get(board.dense_index(mv)).copied().unwrap_or(0.0);
+            candidate(mv, (p * POLICY_TARGET_SCALE).round() as u32, p)
+        })
+        .collect();
+    target.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    let keep = target
+        .iter()
+        .take_while(|c| c.prior >= POLICY_TARGET_FLOOR && c.visits > 0)
+        .count();
+    target.truncate(keep.max(1));
+    if let Some(first) = target.first_mut() {
+        first.visits = first.visits.max(1);
+    }
+    (target, None)
 }
 
 /// `games` games (numbered from `first_game`), `cfg.parallel_workers` at a time; `progress` sees
@@ -113,7 +202,7 @@ pub fn play(
                     games_running: cfg.parallel_workers.max(1).min(games - finished),
                     moves: plies,
                     finished_moves: plies,
-                    leaves: plies * visits as usize,
+                    leaves: plies * visits.max(1) as usize,
                     elapsed: start.elapsed(),
                 });
                 Ok(rec)
@@ -152,9 +241,12 @@ pub fn run(
         s.replay_window,
         warn,
     )?;
+    let how = match visits {
+        0 => "its policy, no search".to_string(),
+        v => format!("search + tactics, {v} visits/move"),
+    };
     eprintln!(
-        "bootstrap: {games} games of the search over {expert} + tactics, {visits} visits/move, \
-         {n}x{n} {rule}, into {dir}",
+        "bootstrap: {games} games of {expert}: {how}, {n}x{n} {rule}, into {dir}",
         expert = expert.name(),
         n = s.board_size,
         rule = s.rule,
@@ -179,7 +271,7 @@ pub fn run(
                 games_done: written + st.games_done,
                 moves: positions + st.moves,
                 finished_moves: positions + st.finished_moves,
-                leaves: (positions + st.moves) * visits as usize,
+                leaves: (positions + st.moves) * visits.max(1) as usize,
                 elapsed: started.elapsed(),
                 ..*st
             };

@@ -178,6 +178,9 @@ pub struct Trainer {
     /// The window's games of another board size were reported (once is enough).
     warned_board: bool,
     value_teacher: Option<ValueTeacher>,
+    /// Steps of the warm start on the bootstrap's games (0 for none): the learning-rate
+    /// schedule spans them before the self-play epochs, and checkpoints keep the count.
+    pub warm_start_steps: u64,
 }
 
 impl Trainer {
@@ -233,6 +236,7 @@ impl Trainer {
                 )?),
                 None => None,
             },
+            warm_start_steps: 0,
         })
     }
 
@@ -305,6 +309,7 @@ impl Trainer {
         self.opt
             .load_state(&ck.optimizer, ck.step)
             .map_err(anyhow::Error::msg)?;
+        self.warm_start_steps = ck.warm_start_steps;
         if let Some(best) = &mut self.best {
             if !ck.best_weights.is_empty() {
                 best.net
@@ -410,6 +415,12 @@ impl Trainer {
         }))
     }
 
+    /// The optimizer's schedule from here on (the steps it spans may grow after `new`: a warm
+    /// start's, known once the replay folder is read or the checkpoint resumed).
+    pub fn set_schedule(&mut self, config: OptimConfig) {
+        self.opt.config = config;
+    }
+
     /// Copies the trained weights into `net` (a self-play or probe evaluator).
     pub fn load_into(&self, net: &TchEvaluator) -> anyhow::Result<()> {
         net.backend().load_from(&self.vs)
@@ -447,6 +458,7 @@ impl Trainer {
             best_weights,
             rule: Some(self.rule),
             board_size: Some(self.board_size),
+            warm_start_steps: self.warm_start_steps,
         }
     }
 

@@ -120,7 +120,9 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     let sum = trainer::run::run(&s).unwrap();
     // 3 warm-start steps on the bootstrap games, then epoch 1's 3.
     assert_eq!(sum.step, 6);
-    assert!(tmp.path().join("ckpt-000000.bin").is_file());
+    // The warm start's steps are in the checkpoint, so a resumed run spans the same schedule.
+    let warm = trainer::network::checkpoint::load(&tmp.path().join("ckpt-000000.bin")).unwrap();
+    assert_eq!(warm.warm_start_steps, 3);
     assert!(tmp.path().join("models/model-000000.onnx").is_file());
     let metrics = std::fs::read_to_string(tmp.path().join("metrics.jsonl")).unwrap();
     assert!(metrics.contains("\"warm_start\""), "{metrics}");
@@ -140,6 +142,8 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     .unwrap();
     assert!(again.resumed_from.is_some());
     assert_eq!(again.step, 9);
+    let last = trainer::network::checkpoint::load(&tmp.path().join("ckpt-000002.bin")).unwrap();
+    assert_eq!(last.warm_start_steps, 3, "carried through the resume");
 }
 
 /// `--teacher FILE`: the games are the search over that network (the engine's embedded default,
@@ -169,4 +173,66 @@ fn a_teacher_network_plays_the_bootstrap_games() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("teacher") && e.contains("garbage.onnx"), "{e}");
+}
+
+/// `--visits 0`: no search; each position's target is the teacher's own policy (to the
+/// record's integer weights, the moves it gives at least 0.2%), or the mover's fives alone
+/// when it has one, and the game runs to a five or a full board.
+#[test]
+fn teacher_policy_games_record_the_teachers_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("teacher.onnx");
+    std::fs::write(&path, engine::eval::embedded::DEFAULT_MODELS[0].1).unwrap();
+    let teacher = bootstrap::teacher_network(&path, 1).unwrap();
+    let games = bootstrap::play(&cfg(15), &teacher, 0, 6, 0, |_| {})
+        .unwrap()
+        .games;
+    assert_eq!(games.len(), 6);
+    let (mut positions, mut fives) = (0, 0);
+    let mut out = Vec::new();
+    for g in &games {
+        assert_eq!(g.moves.len(), g.visits.len());
+        let mut b = Board::new(15, 15, g.rule()).unwrap();
+        for (i, (&mv, target)) in g.moves.iter().zip(&g.visits).enumerate() {
+            let p = Pos::new(mv as usize % 15, mv as usize / 15);
+            assert!(b.is_legal(p), "game move {i} is legal");
+            assert!(
+                target.iter().any(|&(m, _)| m == mv),
+                "the move is in its target"
+            );
+            let me = b.side_to_move();
+            if b.legal_moves().into_iter().any(|q| b.makes_five(q, me)) {
+                fives += 1;
+                assert!(target.iter().all(|&(m, w)| {
+                    w == 1 && b.makes_five(Pos::new(m as usize % 15, m as usize / 15), me)
+                }));
+            } else {
+                teacher.evaluate(&[&b], &mut out);
+                let policy = &out[0].policy;
+                let kept: Vec<usize> = (0..225).filter(|&i| policy[i] >= 2e-3).collect();
+                assert_eq!(target.len(), kept.len().max(1), "ply {i}");
+                for &(m, w) in target {
+                    let want = policy[m as usize] * 10_000.0;
+                    assert!((w as f32 - want).abs() <= 1.0, "ply {i}: {w} for {want}");
+                }
+            }
+            positions += 1;
+            b.play(p).unwrap();
+        }
+        assert!(
+            b.winner().is_some() || b.is_full(),
+            "the game ran to its end"
+        );
+        let want = match b.winner() {
+            Some(engine::game::Color::Black) => 1,
+            Some(engine::game::Color::White) => -1,
+            None => 0,
+        };
+        assert_eq!(g.outcome, want);
+    }
+    eprintln!("teacher policy: 6 games, {positions} positions, {fives} with a five");
+    assert!(fives > 0, "some game reached a five");
+    // Seeded by game number: the six games differ.
+    let distinct: std::collections::HashSet<&Vec<u16>> = games.iter().map(|g| &g.moves).collect();
+    assert_eq!(distinct.len(), 6);
 }

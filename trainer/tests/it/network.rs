@@ -160,7 +160,17 @@ fn transfer_rule_plays_the_new_rule_as_the_old() {
         best_weights: Vec::new(),
         rule: Some(Rule::Freestyle),
         board_size: Some(size),
+        warm_start_steps: 0,
     };
+    // Version 3 keeps the warm start's steps; a version 2 file (the body alone) reads with none.
+    let warm = Checkpoint {
+        warm_start_steps: 123,
+        ..ck.clone()
+    };
+    let v3 = checkpoint::save(dir.path(), &warm).unwrap();
+    assert_eq!(checkpoint::load(&v3).unwrap(), warm);
+    trainer::support::store::write(&v3, *b"FZCK", 2, &ck).unwrap();
+    assert_eq!(checkpoint::load(&v3).unwrap(), ck);
     let from = checkpoint::save(dir.path(), &ck).unwrap();
     let run = dir.path().join("standard");
     let err = checkpoint::transfer_rule(&from, Rule::Renju, Rule::Standard, &run).unwrap_err();

@@ -99,6 +99,10 @@ enum Figure {
         /// ONNX Runtime row when given.
         #[arg(long, value_delimiter = ',')]
         kernels: Vec<String>,
+        /// The pattern network's width (a multiple of 8: 32 the `pattern` preset, 64
+        /// `pattern64`).
+        #[arg(long, default_value_t = engine::net::pattern::DEFAULT_DIM)]
+        pattern_dim: usize,
     },
 }
 
@@ -136,7 +140,11 @@ pub fn run(args: Args) -> Result<(), String> {
             rounds,
             turn_ms,
         } => realtime(&engine.path()?, rounds, turn_ms),
-        Figure::Network { seconds, kernels } => network(seconds, &kernels),
+        Figure::Network {
+            seconds,
+            kernels,
+            pattern_dim,
+        } => network(seconds, &kernels, pattern_dim),
     }
 }
 
@@ -648,7 +656,7 @@ fn positions_per_second(
     Ok(done as f64 / start.elapsed().as_secs_f64())
 }
 
-fn network(seconds: f64, only: &[String]) -> Result<(), String> {
+fn network(seconds: f64, only: &[String], pattern_dim: usize) -> Result<(), String> {
     use engine::eval::native::{NativeNet, Simd};
     let (file, bytes) = engine::eval::embedded::DEFAULT_MODELS[0];
     let planes = network_positions(64);
@@ -680,10 +688,10 @@ fn network(seconds: f64, only: &[String]) -> Result<(), String> {
         println!("{row}");
     }
     if !only.is_empty() {
-        return pattern_network(seconds, &kernels, false);
+        return pattern_network(seconds, &kernels, false, pattern_dim);
     }
     network_onnx(seconds, bytes, &planes, &batches)?;
-    pattern_network(seconds, &kernels, true)
+    pattern_network(seconds, &kernels, true, pattern_dim)
 }
 
 /// `n` 15x15 freestyle boards along a search-like walk from a 30-stone middle game: each leaf
@@ -740,25 +748,25 @@ fn cell((wall, cpu): (f64, f64)) -> String {
     format!("{wall:>9.0} {cpu:>9.0}")
 }
 
-/// The pattern network (random weights, D = 32) along a search-like walk, one thread: native
+/// The pattern network (random weights, `dim` wide) along a search-like walk, one thread: native
 /// on each kernel path (the `Evaluator` with its legal-move softmax, and the network alone),
 /// and with `onnx`, the same file on ONNX Runtime on the walk's encoded positions.
 fn pattern_network(
     seconds: f64,
     kernels: &[engine::eval::native::Simd],
     onnx: bool,
+    dim: usize,
 ) -> Result<(), String> {
     use engine::eval::Evaluator;
     use engine::eval::native::pattern::{PatternEvaluator, PatternNet, PatternState};
     use engine::net::PatternWeights;
-    let w =
-        PatternWeights::random(engine::net::pattern::DEFAULT_DIM, 1).map_err(|e| e.to_string())?;
+    let w = PatternWeights::random(dim, 1).map_err(|e| e.to_string())?;
     let bytes = engine::net::pattern_onnx_bytes(&w, &w.meta(0)).map_err(|e| e.to_string())?;
     let net = PatternNet::from_bytes(&bytes).map_err(|e| e.to_string())?;
     let boards = pattern_walk(4096);
     println!();
     println!(
-        "pattern network (D=32, random weights), 15x15, one thread, a search-like walk of {} \
+        "pattern network (D={dim}, random weights), 15x15, one thread, a search-like walk of {} \
          leaves: evaluations per wall second and per CPU-second",
         boards.len()
     );

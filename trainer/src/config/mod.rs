@@ -151,7 +151,8 @@ engine::serde_via_str!(OptimizerKind);
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// Network size: tiny, cpu32, cpu48 (sized for CPU play), small, medium or large (ResNets), or
-    /// pattern (the pattern network of `engine::net::pattern`, self-played on the native runtime).
+    /// pattern or pattern64 (the pattern network of `engine::net::pattern`, 32 or 64 wide,
+    /// self-played on the native runtime).
     #[arg(long, alias = "preset", default_value_t = Preset::Small)]
     pub model_preset: Preset,
     /// easy (pure MCTS: the network learns tactics itself) or medium (threat-space tactics at

@@ -236,22 +236,9 @@ pub fn run(
     let cfg = SelfPlayConfig::from_settings(s);
     let expert = expert(teacher)?;
     let warn = |m: String| eprintln!("bootstrap: warning: {m}");
-    let mut replay = crate::training::replay::Replay::open(
-        &s.checkpoint_dir.join("replay"),
-        s.replay_window,
-        warn,
-    )?;
-    let how = match visits {
-        0 => "its policy, no search".to_string(),
-        v => format!("search + tactics, {v} visits/move"),
-    };
-    eprintln!(
-        "bootstrap: {games} games of {expert}: {how}, {n}x{n} {rule}, into {dir}",
-        expert = expert.name(),
-        n = s.board_size,
-        rule = s.rule,
-        dir = s.checkpoint_dir.join("replay").display()
-    );
+    let dir = s.checkpoint_dir.join("replay");
+    let mut replay = crate::training::replay::Replay::open(&dir, s.replay_window, warn)?;
+    announce(s, games, visits, &*expert);
     let (mut written, mut positions) = (0, 0);
     let started = Instant::now();
     let pb = std::sync::Mutex::new(crate::support::progress::Progress::new(
@@ -297,4 +284,19 @@ pub fn run(
         replay.len()
     );
     Ok(written)
+}
+
+/// Says on stderr what the bootstrap is about to play, and where it goes.
+fn announce(s: &crate::config::Settings, games: usize, visits: u64, expert: &dyn Evaluator) {
+    let how = match visits {
+        0 => "its policy, no search".to_string(),
+        v => format!("search + tactics, {v} visits/move"),
+    };
+    eprintln!(
+        "bootstrap: {games} games of {expert}: {how}, {n}x{n} {rule}, into {dir}",
+        expert = expert.name(),
+        n = s.board_size,
+        rule = s.rule,
+        dir = s.checkpoint_dir.join("replay").display()
+    );
 }

@@ -319,25 +319,28 @@ impl Trainer {
             }
             (best.epoch, best.elo) = (ck.best_epoch, ck.best_elo);
         }
-        // An empty folder is the documented way to go on from a shipped checkpoint (copy it
-        // into a new run folder), so that case is said plainly; a folder that has fewer chunks
-        // than its own checkpoint saw has lost some.
-        match self.replay.next_chunk() {
-            0 if ck.next_chunk > 0 => warn(format!(
-                "the replay folder is empty (the checkpoint saw {} chunks elsewhere): the window \
-                 starts empty and self-play refills it, as expected for a checkpoint copied into \
-                 a new run folder",
-                ck.next_chunk
-            )),
-            have if have < ck.next_chunk => warn(format!(
-                "replay folder ends at chunk {have} but the checkpoint saw {}: some chunks are gone",
-                ck.next_chunk
-            )),
-            _ => {}
-        }
+        self.warn_missing_chunks(ck.next_chunk, warn);
         (self.step, self.epoch, self.games) = (ck.step, ck.epoch, ck.games_played);
         self.rng = ck.rng.clone();
         Ok(())
+    }
+
+    /// Says when the replay folder holds fewer chunks than the checkpoint saw (`seen`). An empty
+    /// folder is the documented way to go on from a shipped checkpoint (copy it into a new run
+    /// folder), so that case is said plainly; a folder with some but fewer has lost some.
+    fn warn_missing_chunks(&self, seen: u64, warn: &mut impl FnMut(String)) {
+        match self.replay.next_chunk() {
+            0 if seen > 0 => warn(format!(
+                "the replay folder is empty (the checkpoint saw {seen} chunks elsewhere): the \
+                 window starts empty and self-play refills it, as expected for a checkpoint \
+                 copied into a new run folder"
+            )),
+            have if have < seen => warn(format!(
+                "replay folder ends at chunk {have} but the checkpoint saw {seen}: some chunks \
+                 are gone"
+            )),
+            _ => {}
+        }
     }
 
     /// A batch of samples from the replay window and the boards they encode; games of another

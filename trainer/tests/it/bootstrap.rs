@@ -12,7 +12,7 @@ use trainer::config::Settings;
 use trainer::selfplay::SelfPlayConfig;
 use trainer::selfplay::bootstrap;
 use trainer::support::device::DeviceArg;
-use trainer::training::replay::Replay;
+use trainer::training::replay::{GameRecord, Replay};
 
 fn cfg(size: usize) -> SelfPlayConfig {
     SelfPlayConfig {
@@ -21,6 +21,42 @@ fn cfg(size: usize) -> SelfPlayConfig {
         seed: 5,
         ..SelfPlayConfig::default()
     }
+}
+
+/// Replays `g` on a 15x15 board, checking that each move is legal and in its target (with a
+/// weight), and that where the mover has a five the target holds fives only; `each(ply, board,
+/// target, five)` sees every position before its move. The final board, and the positions
+/// where the mover had a five.
+fn replay_checked(
+    g: &GameRecord,
+    mut each: impl FnMut(usize, &Board, &[(u16, u32)], bool),
+) -> (Board, usize) {
+    assert_eq!(g.moves.len(), g.visits.len());
+    let mut b = Board::new(15, 15, g.rule()).unwrap();
+    let mut fives = 0;
+    for (i, (&mv, target)) in g.moves.iter().zip(&g.visits).enumerate() {
+        let p = Pos::new(mv as usize % 15, mv as usize / 15);
+        assert!(b.is_legal(p), "game move {i} is legal");
+        assert!(
+            target.iter().any(|&(m, w)| m == mv && w > 0),
+            "the move is in its target"
+        );
+        let me = b.side_to_move();
+        let five = b.legal_moves().into_iter().any(|q| b.makes_five(q, me));
+        if five {
+            fives += 1;
+            for &(m, _) in target {
+                let q = Pos::new(m as usize % 15, m as usize / 15);
+                assert!(
+                    b.makes_five(q, me),
+                    "target move {q:?} at ply {i} is not a five"
+                );
+            }
+        }
+        each(i, &b, target, five);
+        b.play(p).unwrap();
+    }
+    (b, fives)
 }
 
 #[test]
@@ -33,29 +69,8 @@ fn bootstrap_games_are_legal_decided_and_take_their_fives() {
     let mut decided = 0;
     let mut fives = 0;
     for g in &games {
-        assert_eq!(g.moves.len(), g.visits.len());
-        let mut b = Board::new(15, 15, g.rule()).unwrap();
-        for (i, (&mv, target)) in g.moves.iter().zip(&g.visits).enumerate() {
-            let p = Pos::new(mv as usize % 15, mv as usize / 15);
-            assert!(b.is_legal(p), "game move {i} is legal");
-            assert!(
-                target.iter().any(|&(m, w)| m == mv && w > 0),
-                "the move is in its target"
-            );
-            // A five on the board for the mover: the target holds fives only.
-            let me = b.side_to_move();
-            if b.legal_moves().into_iter().any(|q| b.makes_five(q, me)) {
-                fives += 1;
-                for &(m, _) in target {
-                    let q = Pos::new(m as usize % 15, m as usize / 15);
-                    assert!(
-                        b.makes_five(q, me),
-                        "target move {q:?} at ply {i} is not a five"
-                    );
-                }
-            }
-            b.play(p).unwrap();
-        }
+        let (b, with_five) = replay_checked(g, |_, _, _, _| {});
+        fives += with_five;
         let want = match b.winner() {
             Some(engine::game::Color::Black) => 1,
             Some(engine::game::Color::White) => -1,
@@ -191,23 +206,12 @@ fn teacher_policy_games_record_the_teachers_policy() {
     let (mut positions, mut fives) = (0, 0);
     let mut out = Vec::new();
     for g in &games {
-        assert_eq!(g.moves.len(), g.visits.len());
-        let mut b = Board::new(15, 15, g.rule()).unwrap();
-        for (i, (&mv, target)) in g.moves.iter().zip(&g.visits).enumerate() {
-            let p = Pos::new(mv as usize % 15, mv as usize / 15);
-            assert!(b.is_legal(p), "game move {i} is legal");
-            assert!(
-                target.iter().any(|&(m, _)| m == mv),
-                "the move is in its target"
-            );
-            let me = b.side_to_move();
-            if b.legal_moves().into_iter().any(|q| b.makes_five(q, me)) {
-                fives += 1;
-                assert!(target.iter().all(|&(m, w)| {
-                    w == 1 && b.makes_five(Pos::new(m as usize % 15, m as usize / 15), me)
-                }));
+        let (b, with_five) = replay_checked(g, |i, b, target, five| {
+            positions += 1;
+            if five {
+                assert!(target.iter().all(|&(_, w)| w == 1), "ply {i}");
             } else {
-                teacher.evaluate(&[&b], &mut out);
+                teacher.evaluate(&[b], &mut out);
                 let policy = &out[0].policy;
                 let kept: Vec<usize> = (0..225).filter(|&i| policy[i] >= 2e-3).collect();
                 assert_eq!(target.len(), kept.len().max(1), "ply {i}");
@@ -216,9 +220,8 @@ fn teacher_policy_games_record_the_teachers_policy() {
                     assert!((w as f32 - want).abs() <= 1.0, "ply {i}: {w} for {want}");
                 }
             }
-            positions += 1;
-            b.play(p).unwrap();
-        }
+        });
+        fives += with_five;
         assert!(
             b.winner().is_some() || b.is_full(),
             "the game ran to its end"

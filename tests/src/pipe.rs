@@ -7,6 +7,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+/// How long a test waits for a reply it is owed before calling the brain hung. Generous: on a
+/// loaded two-core CI machine a process start alone has taken seconds. Time limits the engine
+/// must keep are asserted separately, against the clock, with their own tolerances.
+pub const HUNG: Duration = Duration::from_secs(30);
+
 pub struct Brain {
     child: Child,
     stdin: Option<ChildStdin>,

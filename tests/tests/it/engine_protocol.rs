@@ -9,11 +9,10 @@
 //! measured by `pbrain-fivezero bench`.
 
 use engine::game::{Board, Color, Pos, Rule};
-use fivezero_tests::pipe::{Brain, parse_move};
+use fivezero_tests::pipe::{Brain, HUNG, parse_move};
 use fivezero_tests::referee::bin;
 use std::time::{Duration, Instant};
 
-const QUICK: Duration = Duration::from_secs(5);
 /// GomocupJudge's and Piskvork's tolerance past the move's time before a time forfeit.
 const TOLERANCE: Duration = Duration::from_millis(1000);
 /// Scheduling delay a loaded machine may add on top of a deadline; not the engine's doing.
@@ -27,7 +26,7 @@ fn engine() -> Brain {
 fn started(size: u32, rule: u32) -> Brain {
     let mut b = engine();
     b.send(&format!("START {size}"));
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("INFO timeout_turn 300");
     b.send("INFO timeout_match 100000");
     b.send(&format!("INFO rule {rule}"));
@@ -35,7 +34,7 @@ fn started(size: u32, rule: u32) -> Brain {
 }
 
 fn expect_move(b: &mut Brain) -> (u32, u32) {
-    let r = b.reply(QUICK);
+    let r = b.reply(HUNG);
     parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"))
 }
 
@@ -47,7 +46,7 @@ fn start_is_answered_within_the_tolerance() {
     let mut b = engine();
     let t = Instant::now();
     b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     assert!(
         t.elapsed() < TOLERANCE + LOADED_MACHINE,
         "START took {:?}",
@@ -84,43 +83,43 @@ fn full_session_plays_legal_moves_in_time() {
         }
     }
     b.send("END");
-    assert!(b.exits_within(Duration::from_secs(5)));
+    assert!(b.exits_within(HUNG));
 }
 
 #[test]
 fn bad_lines_get_error_or_unknown_and_change_nothing() {
     let mut b = engine();
     b.send("TURN 7,7");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "TURN before START");
+    assert!(b.reply(HUNG).starts_with("ERROR"), "TURN before START");
     b.send("BEGIN");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "BEGIN before START");
+    assert!(b.reply(HUNG).starts_with("ERROR"), "BEGIN before START");
     b.send("START 4");
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     b.send("START 23");
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     b.send("START abc");
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     b.send("RECTSTART 20,15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("INFO timeout_turn 300");
     b.send("FLY me to the moon");
-    assert!(b.reply(QUICK).starts_with("UNKNOWN"));
+    assert!(b.reply(HUNG).starts_with("UNKNOWN"));
     b.send("INFO timeout_turn banana"); // INFO never gets a reply, even a bad one
     b.send("INFO some_future_key 17");
     assert!(b.silent_for(Duration::from_millis(200)));
     b.send("TURN 15,3");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "off-board");
+    assert!(b.reply(HUNG).starts_with("ERROR"), "off-board");
     b.send("TURN -1,3");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "negative");
+    assert!(b.reply(HUNG).starts_with("ERROR"), "negative");
     b.send("TURN 7,7");
     let first = expect_move(&mut b);
     b.send("TURN 7,7");
-    assert!(b.reply(QUICK).starts_with("ERROR"), "occupied");
+    assert!(b.reply(HUNG).starts_with("ERROR"), "occupied");
     b.send(&format!("TURN {},{}", first.0, first.1));
     assert!(
-        b.reply(QUICK).starts_with("ERROR"),
+        b.reply(HUNG).starts_with("ERROR"),
         "occupied by the engine's own stone"
     );
     // Still the same game: a fresh legal TURN gets a move that is not on either stone.
@@ -135,14 +134,14 @@ fn huge_lines_and_binary_garbage_do_not_kill_it() {
     let mut huge = vec![b'A'; 1 << 20];
     huge.extend_from_slice(b"\r\n");
     b.send_raw(&huge);
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     let garbage: Vec<u8> = (0..4096u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .filter(|&c| c != b'\n' && c != b'\r')
         .collect();
     b.send_raw(&garbage);
     b.send_raw(b"\n");
-    let r = b.reply(QUICK);
+    let r = b.reply(HUNG);
     assert!(r.starts_with("UNKNOWN") || r.starts_with("ERROR"), "{r:?}");
     b.send("BEGIN");
     expect_move(&mut b);
@@ -162,12 +161,12 @@ fn bad_board_blocks_are_refused_and_the_old_position_kept() {
         for line in block.split("\r\n") {
             b.send(line);
         }
-        let r = b.reply(QUICK);
+        let r = b.reply(HUNG);
         assert!(r.starts_with("ERROR"), "{block:?} -> {r:?}");
     }
     // The game continues from the old position: the engine's first stone is still there.
     b.send(&format!("TURN {},{}", first.0, first.1));
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
 }
 
 #[test]
@@ -179,19 +178,19 @@ fn board_takeback_play_about_restart() {
     let m = expect_move(&mut b);
     assert!(![(7, 7), (8, 8), (6, 6)].contains(&m));
     b.send(&format!("TAKEBACK {},{}", m.0, m.1));
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send(&format!("PLAY {},{}", m.0, m.1));
-    assert_eq!(b.reply(QUICK), format!("{},{}", m.0, m.1));
+    assert_eq!(b.reply(HUNG), format!("{},{}", m.0, m.1));
     b.send("TAKEBACK 14,14");
     assert!(
-        b.reply(QUICK).starts_with("ERROR"),
+        b.reply(HUNG).starts_with("ERROR"),
         "nothing to take back there"
     );
     b.send("ABOUT");
-    let about = b.reply(QUICK);
+    let about = b.reply(HUNG);
     assert!(about.contains("name=\"fivezero\""), "{about}");
     b.send("RESTART");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("BEGIN");
     expect_move(&mut b);
 }
@@ -230,7 +229,7 @@ fn renju_black_never_plays_forbidden_and_reports_them() {
     }
     b.send("DONE");
     b.send("YXSHOWFORBID");
-    let forbid = b.reply(QUICK);
+    let forbid = b.reply(HUNG);
     assert!(
         forbid.starts_with("FORBID") && forbid.contains("0707"),
         "{forbid}"
@@ -262,7 +261,7 @@ fn renju_black_never_plays_forbidden_and_reports_them() {
 fn stop_and_end_are_seen_while_thinking() {
     let mut b = engine();
     b.send("START 20");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("INFO timeout_turn 30000");
     b.send("INFO timeout_match 0");
     b.send("BOARD");
@@ -284,7 +283,7 @@ fn stop_and_end_are_seen_while_thinking() {
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();
     b.send("END");
-    assert!(b.exits_within(Duration::from_secs(5)), "END while thinking");
+    assert!(b.exits_within(HUNG), "END while thinking");
     assert!(t.elapsed() < Duration::from_secs(5));
 }
 
@@ -292,7 +291,7 @@ fn stop_and_end_are_seen_while_thinking() {
 fn exits_on_eof() {
     let mut b = started(15, 0);
     b.close_stdin();
-    assert!(b.exits_within(Duration::from_secs(5)));
+    assert!(b.exits_within(HUNG));
 }
 
 #[test]
@@ -301,7 +300,7 @@ fn swap2_answers_at_zero_three_and_five_stones() {
     let mut b = started(15, 0);
     b.send("SWAP2BOARD");
     b.send("DONE");
-    let r = b.reply(QUICK);
+    let r = b.reply(HUNG);
     assert_eq!(r.split_whitespace().count(), 3, "three stones: {r}");
     for stones in [
         vec!["7,7", "8,8", "7,9"],
@@ -314,7 +313,7 @@ fn swap2_answers_at_zero_three_and_five_stones() {
             b.send(s);
         }
         b.send("DONE");
-        let r = b.reply(QUICK);
+        let r = b.reply(HUNG);
         let answers = r.split_whitespace().count();
         let two_ok = stones.len() == 3 && answers == 2;
         assert!(
@@ -337,11 +336,11 @@ fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
         for line in block.split("\r\n") {
             b.send(line);
         }
-        let r = b.reply(QUICK);
+        let r = b.reply(HUNG);
         assert!(r.starts_with("ERROR"), "{block:?} before START -> {r:?}");
     }
     b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("INFO timeout_turn 300");
     // The YXBOARD before START left nothing behind: 7,7 is free.
     b.send("TURN 7,7");
@@ -359,7 +358,7 @@ fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
     ];
     for block in bad {
         b.send_raw(block);
-        let r = b.reply(QUICK);
+        let r = b.reply(HUNG);
         assert!(
             r.starts_with("ERROR SWAP2BOARD"),
             "{} -> {r:?}",
@@ -368,9 +367,9 @@ fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
     }
     // The game goes on from the old position: both stones are still there.
     b.send(&format!("TURN {},{}", first.0, first.1));
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     b.send("TURN 7,7");
-    assert!(b.reply(QUICK).starts_with("ERROR"));
+    assert!(b.reply(HUNG).starts_with("ERROR"));
     b.send("TURN 0,0");
     let m = expect_move(&mut b);
     assert!(m != (7, 7) && m != first && m != (0, 0));
@@ -380,7 +379,7 @@ fn position_blocks_before_start_and_bad_swap2_blocks_are_refused() {
 fn time_limits_are_honoured_under_a_match_clock() {
     let mut b = engine();
     b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     b.send("INFO timeout_turn 5000");
     b.send("INFO timeout_match 10000");
     b.send("INFO time_left 900");
@@ -412,7 +411,7 @@ fn yxnbest_answers_without_playing_the_move() {
     b.send("YXNBEST 1");
     let (x, y) = expect_move(&mut b);
     b.send(&format!("TURN {x},{y}"));
-    let r = b.reply(QUICK);
+    let r = b.reply(HUNG);
     let (x2, y2) = parse_move(&r)
         .unwrap_or_else(|| panic!("TURN on the analysed point must be legal, got {r:?}"));
     assert_ne!((x2, y2), (x, y));
@@ -466,7 +465,7 @@ fn the_embedded_network_plays_what_it_claims_and_the_classical_evaluator_the_res
 
     let mut b = Brain::spawn(&bin("pbrain-fivezero"), &["--model", "none"]);
     b.send("START 15");
-    assert_eq!(b.reply(QUICK), "OK");
+    assert_eq!(b.reply(HUNG), "OK");
     assert!(!said(&b, "embedded default"), "{:?}", b.messages);
     for bad in ["INFO model", "INFO model /no/such/model.onnx"] {
         b.send(bad);

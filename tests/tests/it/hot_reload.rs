@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 use engine::eval::onnx::OnnxRuntime;
 use engine::game::{Board, Pos, Rule};
 use engine::net::Preset;
-use fivezero_tests::pipe::{Brain, parse_move};
+use fivezero_tests::pipe::{Brain, HUNG, parse_move};
 use fivezero_tests::referee::bin;
 use tools::measure::{checkpoint, land, opponent_move, random_model};
 
 const TURN_MS: u64 = 150;
-const REPLY: Duration = Duration::from_secs(5);
 
 fn runtime() {
     if let Err(e) = OnnxRuntime::init() {
@@ -41,7 +40,7 @@ struct Games {
 impl Games {
     fn start(brain: &mut Brain) -> Games {
         brain.send("START 15");
-        assert_eq!(brain.reply(REPLY), "OK");
+        assert_eq!(brain.reply(HUNG), "OK");
         brain.send(&format!("INFO timeout_turn {TURN_MS}"));
         brain.send("INFO timeout_match 100000000");
         brain.send("INFO max_memory 367001600");
@@ -58,7 +57,7 @@ impl Games {
     /// Sends `command`, reads the engine's move, checks it and plays it.
     fn engine_reply(&mut self, brain: &mut Brain, command: &str) -> Instant {
         brain.send(command);
-        let r = brain.reply(REPLY);
+        let r = brain.reply(HUNG);
         let at = Instant::now();
         let (x, y) =
             parse_move(&r).unwrap_or_else(|| panic!("{command}: expected a move, got {r:?}"));
@@ -76,7 +75,7 @@ impl Games {
             self.finished += 1;
             brain.send("RESTART");
             assert_eq!(
-                brain.reply(REPLY),
+                brain.reply(HUNG),
                 "OK",
                 "RESTART after game {}",
                 self.finished
@@ -166,7 +165,7 @@ fn hundred_checkpoint_swaps_during_play() {
     games.step(&mut brain);
     brain.send("END");
     assert!(
-        brain.exits_within(Duration::from_secs(5)),
+        brain.exits_within(HUNG),
         "engine must exit on END"
     );
     assert_eq!((loaded, refused), (80, 20));
@@ -214,7 +213,7 @@ fn start_up_and_memory_with_the_medium_model() {
     for _ in 0..15 {
         let t = Instant::now();
         brain.send(&command);
-        let r = brain.reply(REPLY);
+        let r = brain.reply(HUNG);
         slowest = slowest.max(t.elapsed());
         let (x, y) = parse_move(&r).unwrap_or_else(|| panic!("expected a move, got {r:?}"));
         board
@@ -232,7 +231,7 @@ fn start_up_and_memory_with_the_medium_model() {
     }
     let rss = peak_rss(brain.pid());
     brain.send("END");
-    assert!(brain.exits_within(Duration::from_secs(5)));
+    assert!(brain.exits_within(HUNG));
     let rss_mib = rss.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64);
     if let Some(rss) = rss {
         assert!(

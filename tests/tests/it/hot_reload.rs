@@ -164,10 +164,7 @@ fn hundred_checkpoint_swaps_during_play() {
     // Still alive and playing on the last valid model.
     games.step(&mut brain);
     brain.send("END");
-    assert!(
-        brain.exits_within(HUNG),
-        "engine must exit on END"
-    );
+    assert!(brain.exits_within(HUNG), "engine must exit on END");
     assert_eq!((loaded, refused), (80, 20));
     assert!(
         games.finished >= 3,

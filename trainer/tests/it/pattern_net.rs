@@ -317,20 +317,21 @@ fn the_pattern_profile_trains_an_epoch_on_native_self_play_and_resumes_to_the_sa
     );
 }
 
-/// One training step (batch 256, 15x15, CPU) of the pattern network and of cpu32, at 1 and 2
+/// One training step (batch 1,024, 15x15, CPU) of the pattern networks and of cpu32, at 1 and 2
 /// threads: `cargo test --release -p trainer --test it pattern_net::step_speed -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore]
 fn step_speed() {
     let mut samples = game_samples();
-    while samples.len() < 256 {
-        samples.extend_from_within(..samples.len().min(256 - samples.len()));
+    const BATCH: usize = 1024;
+    while samples.len() < BATCH {
+        samples.extend_from_within(..samples.len().min(BATCH - samples.len()));
     }
-    let batch = batch_tensors(&samples[..256], 15, Device::Cpu);
+    let batch = batch_tensors(&samples[..BATCH], 15, Device::Cpu);
     for threads in [1, 2] {
         tch::set_num_threads(threads);
-        for preset in [Preset::Pattern, Preset::Cpu32] {
+        for preset in [Preset::Pattern, Preset::Pattern64, Preset::Cpu32] {
             let vs = nn::VarStore::new(Device::Cpu);
             let net = Model::for_training(&vs.root(), Form::of(preset), false);
             let mut opt =
@@ -356,7 +357,7 @@ fn step_speed() {
             let (ms, grad_ms, update_ms) = (per(grad + update), per(grad), per(update));
             eprintln!(
                 "{preset}: {ms:.1} ms per step (forward+backward {grad_ms:.1}, update \
-                 {update_ms:.1}; batch 256, 15x15, {threads} thread(s))"
+                 {update_ms:.1}; batch {BATCH}, 15x15, {threads} thread(s))"
             );
         }
     }

@@ -799,7 +799,23 @@ fn pattern_network(
     }
     let planes = encoded(&boards[..64]);
     let cpu32 = engine::eval::embedded::DEFAULT_MODELS[0].1;
-    let resnet = engine::eval::native::NativeNet::from_bytes(cpu32).map_err(|e| e.to_string())?;
+    cpu32_rows(seconds, kernels, cpu32, &planes)?;
+    if onnx {
+        pattern_onnx(seconds, &bytes, &planes, "pattern onnx runtime")?;
+        pattern_onnx(seconds, cpu32, &planes, "cpu32 onnx runtime")?;
+    }
+    Ok(())
+}
+
+/// The `cpu32` ResNet (`file`) natively on each kernel path, one position a call, on the walk's
+/// encoded positions (`planes`, 64 of them): the rows beside the pattern network's.
+fn cpu32_rows(
+    seconds: f64,
+    kernels: &[engine::eval::native::Simd],
+    file: &[u8],
+    planes: &[f32],
+) -> Result<(), String> {
+    let resnet = engine::eval::native::NativeNet::from_bytes(file).map_err(|e| e.to_string())?;
     for &simd in kernels {
         let net = resnet.clone().with_simd(simd);
         let mut i = 0;
@@ -813,10 +829,6 @@ fn pattern_network(
             format!("cpu32 native {simd} b1"),
             cell(r)
         );
-    }
-    if onnx {
-        pattern_onnx(seconds, &bytes, &planes, "pattern onnx runtime")?;
-        pattern_onnx(seconds, cpu32, &planes, "cpu32 onnx runtime")?;
     }
     Ok(())
 }

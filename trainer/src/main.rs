@@ -88,6 +88,7 @@ enum Command {
 
 fn main() -> ExitCode {
     trainer::support::device::load_cuda_early();
+    trainer::support::allocator::keep_freed_memory();
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

@@ -3,8 +3,8 @@
 //! batch 1,024, D = 64). glibc serves every block over its mmap threshold (at most 32 MB) by a
 //! fresh mapping and unmaps it on free, so each step faults all of them in again: a pattern warm
 //! start spent three quarters of its time in the kernel. Keeping freed memory in the heap instead
-//! made it 1.6x faster (904 -> 1,474 samples/s on the 2-core Xeon, 2026-12-07); the process keeps
-//! its peak memory until it exits, which a trainer does anyway.
+//! made it about twice as fast (904 -> 1,929 samples/s on the 2-core Xeon, 2026-12-07); the
+//! process keeps its peak memory until it exits (docs/training.md).
 //!
 //! Depends on libc only.
 

@@ -101,7 +101,7 @@ enum Figure {
         kernels: Vec<String>,
         /// The pattern network's width (a multiple of 8: 32 the `pattern` preset, 64
         /// `pattern64`).
-        #[arg(long, default_value_t = engine::net::pattern::DEFAULT_DIM)]
+        #[arg(long, default_value_t = engine::net::pattern::DEFAULT_DIM, value_parser = pattern_width)]
         pattern_dim: usize,
     },
 }
@@ -741,6 +741,13 @@ fn rates(seconds: f64, per_call: usize, mut f: impl FnMut()) -> (f64, f64) {
     }
     let (wall, cpu) = (start.elapsed().as_secs_f64(), thread_cpu_seconds() - cpu);
     (done as f64 / wall, done as f64 / cpu.max(1e-9))
+}
+
+/// `--pattern-dim`: a width the pattern contract allows, refused before anything is measured.
+fn pattern_width(text: &str) -> Result<usize, String> {
+    let dim = text.parse::<usize>().map_err(|e| e.to_string())?;
+    engine::net::pattern::check_dim(dim).map_err(|e| e.to_string())?;
+    Ok(dim)
 }
 
 /// "  33157 /s  61000 /CPU-s" for a cell of the pattern table.

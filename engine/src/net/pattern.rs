@@ -221,7 +221,11 @@ impl PatternWeights {
     }
 }
 
-fn check_dim(dim: usize) -> Result<(), NetError> {
+/// Whether `dim` is a width the contract allows: a multiple of 8 in 8..=`MAX_DIM`.
+///
+/// # Errors
+/// `NetError::Config` naming the width and the rule.
+pub fn check_dim(dim: usize) -> Result<(), NetError> {
     if dim == 0 || dim > MAX_DIM || !dim.is_multiple_of(8) {
         return Err(NetError::Config(format!(
             "pattern width {dim} is not a multiple of 8 in 8..={MAX_DIM}"

@@ -238,7 +238,7 @@ pub fn run(
     let warn = |m: String| eprintln!("bootstrap: warning: {m}");
     let dir = s.checkpoint_dir.join("replay");
     let mut replay = crate::training::replay::Replay::open(&dir, s.replay_window, warn)?;
-    announce(s, games, visits, &*expert);
+    announce(s, games, visits, &*expert, &dir);
     let (mut written, mut positions) = (0, 0);
     let started = Instant::now();
     let pb = std::sync::Mutex::new(crate::support::progress::Progress::new(
@@ -286,8 +286,14 @@ pub fn run(
     Ok(written)
 }
 
-/// Says on stderr what the bootstrap is about to play, and where it goes.
-fn announce(s: &crate::config::Settings, games: usize, visits: u64, expert: &dyn Evaluator) {
+/// Says on stderr what the bootstrap is about to play, and where it goes (`dir`).
+fn announce(
+    s: &crate::config::Settings,
+    games: usize,
+    visits: u64,
+    expert: &dyn Evaluator,
+    dir: &std::path::Path,
+) {
     let how = match visits {
         0 => "its policy, no search".to_string(),
         v => format!("search + tactics, {v} visits/move"),
@@ -297,6 +303,6 @@ fn announce(s: &crate::config::Settings, games: usize, visits: u64, expert: &dyn
         expert = expert.name(),
         n = s.board_size,
         rule = s.rule,
-        dir = s.checkpoint_dir.join("replay").display()
+        dir = dir.display()
     );
 }

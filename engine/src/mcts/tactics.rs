@@ -47,7 +47,10 @@ pub(crate) fn verdict(board: &mut Board, vcf_budget: u32, scratch: &mut Vec<Pos>
         }
         _ => return Verdict::Loss,
     }
+    // A VCF starts with a four: with no point that makes one, it has nothing to try (most
+    // leaves), and one scan of the board says so before the search sets up its tables.
     if vcf_budget > 0
+        && board.points_making(me, Pattern::Block4).next().is_some()
         && let Some(p) = vcf_first_move(board, me, vcf_budget)
     {
         return Verdict::Win(vec![p]);

@@ -71,16 +71,34 @@ pub(crate) fn quantize_prior(p: f32) -> u16 {
 
 /// Orders edges by prior, largest first, ties by board index: the order selection relies on.
 pub(crate) fn sort_edges(edges: &mut [Edge]) {
-    // Already ordered (equal priors come in board order) is common: one pass to see it.
+    // Already ordered (equal priors come in board order) is common: one pass to see it. The keys
+    // are unique (a point appears once), so the unstable sort gives the stable order.
     if !edges.is_sorted_by_key(sort_key) {
-        edges.sort_by_key(sort_key);
+        edges.sort_unstable_by_key(sort_key);
     }
 }
 
 /// The edge order as one integer: prior descending, then board index.
 #[inline]
 fn sort_key(e: &Edge) -> u32 {
-    (u32::from(u16::MAX - e.prior) << 16) | e.mv.index() as u32
+    order_key(e.mv, e.prior)
+}
+
+/// `sort_key` of an edge to `mv` with the quantised `prior`: it holds both, so a new node's
+/// edges can be sorted as bare integers and rebuilt from them (`edge_of_key`).
+#[inline]
+pub(crate) fn order_key(mv: Pos, prior: u16) -> u32 {
+    (u32::from(u16::MAX - prior) << 16) | mv.index() as u32
+}
+
+/// The edge, without a child yet, that `order_key` stands for.
+#[inline]
+pub(crate) fn edge_of_key(key: u32) -> Edge {
+    Edge {
+        mv: Pos((key & 0xFFFF) as u16),
+        prior: u16::MAX - (key >> 16) as u16,
+        child: NO_NODE,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

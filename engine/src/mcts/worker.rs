@@ -6,7 +6,7 @@
 //! Depends on `game`, the `Evaluator` trait and the tree; never on a concrete evaluator.
 
 use super::tactics::{self, Verdict};
-use super::tree::{Edge, NO_NODE, Proven, Puct, State, Tree, quantize_prior, sort_edges};
+use super::tree::{Proven, Puct, State, Tree, edge_of_key, order_key, quantize_prior};
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Cell, Pos};
 
@@ -281,7 +281,7 @@ impl Worker {
                 }
             }
             let value = proven.map_or(value, |p| p.value() as f64);
-            expand(tree, node, &self.kept, proven);
+            expand(tree, node, &mut self.kept, proven);
             tree.backup(&self.paths[i], value);
             self.return_to_root(i, &verdict);
         }
@@ -335,6 +335,8 @@ struct Kept {
     weights: Vec<f32>,
     /// What the weights sum to (`expand` divides by it).
     total: f32,
+    /// `expand`'s scratch: the new edges as order keys.
+    keys: Vec<u32>,
 }
 
 impl Kept {
@@ -424,7 +426,7 @@ impl Kept {
 
 /// Gives `node` its edges, the kept weights over their total as priors (unless the budget
 /// refuses: it then stays unexpanded and only its value counts), and its proven value.
-fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: Option<Proven>) {
+fn expand(tree: &mut Tree, node: u32, kept: &mut Kept, proven: Option<Proven>) {
     let n = &mut tree.nodes[node as usize];
     if proven.is_some() {
         n.proven = proven;
@@ -439,15 +441,21 @@ fn expand(tree: &mut Tree, node: u32, kept: &Kept, proven: Option<Proven>) {
     }
     let first = tree.edges.len() as u32;
     let total = kept.total;
-    // One pass over the two arrays writes the edges, normalised and quantised; sorting is then
-    // usually one pass that finds them in order already.
-    tree.edges
-        .extend(kept.moves.iter().zip(&kept.weights).map(|(&mv, &p)| Edge {
-            mv,
-            prior: quantize_prior(p / total),
-            child: NO_NODE,
-        }));
-    sort_edges(&mut tree.edges[first as usize..]);
+    // The edges in selection order, sorted as bare integers (their order keys, which hold the
+    // prior and the point) and rebuilt from them: sorting ~200 eight-byte edges by a computed
+    // key cost 8% of a pattern-network search, the integers sort in a fraction of that.
+    let keys = &mut kept.keys;
+    keys.clear();
+    keys.extend(
+        kept.moves
+            .iter()
+            .zip(&kept.weights)
+            .map(|(&mv, &p)| order_key(mv, quantize_prior(p / total))),
+    );
+    if !keys.is_sorted() {
+        keys.sort_unstable();
+    }
+    tree.edges.extend(keys.iter().map(|&k| edge_of_key(k)));
     let n = &mut tree.nodes[node as usize];
     n.first_edge = first;
     n.n_edges = len as u16;

@@ -136,11 +136,15 @@ pub(crate) fn winning_fours(b: &mut Board, a: Color) -> Vec<Pos> {
         .collect()
 }
 
-/// A stone of either colour standing in a winning five, if any (bad-input check at the root).
+/// A stone of either colour standing in a winning five, if any (bad-input check at the root):
+/// the first such stone in board order. Only stones can stand in a five, so it reads the
+/// history, not the whole board (every leaf's VCF asks).
 pub(crate) fn five_on_board(b: &Board) -> Option<Color> {
-    b.points()
-        .find(|&p| b.is_five_at(p))
-        .and_then(|p| b.cell(p).color())
+    b.history()
+        .iter()
+        .filter(|&&(p, _)| b.is_five_at(p))
+        .min_by_key(|&&(p, _)| p.index())
+        .map(|&(_, c)| c)
 }
 
 /// Chebyshev distance between two points (move ordering).

@@ -178,6 +178,13 @@ fn start_trainer(s: &Settings, device: Device) -> anyhow::Result<(Trainer, Optio
         s.model_preset.param_count()
     );
     let resumed_from = t.resume(&s.resume, dir, warn)?;
+    if let (None, Some(path)) = (&resumed_from, &s.init_from) {
+        t.init_weights(path, warn)?;
+        eprintln!(
+            "trainer: the network starts from the weights of {} (epoch, step and optimizer fresh)",
+            path.display()
+        );
+    }
     if warm_start_pending(resumed_from.is_some(), &t) {
         t.warm_start_steps = steps_for(s, t.replay.len());
     }

@@ -237,6 +237,13 @@ pub struct Settings {
     /// auto (newest valid checkpoint of the run folder, else fresh), none, or a checkpoint file.
     #[arg(long, default_value_t = Resume::Auto)]
     pub resume: Resume,
+    /// A checkpoint file (of another run, same form and rule) whose network weights a fresh run
+    /// starts from; its epoch, step and optimizer are not taken, so the warm start trains the
+    /// network on this folder's replay (a second distillation stage, on search targets say).
+    /// Ignored when the run resumes from its own checkpoint.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_from: Option<PathBuf>,
     /// Board size (5..=22).
     #[arg(long, default_value_t = 15)]
     pub board_size: usize,

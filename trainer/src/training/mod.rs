@@ -271,7 +271,46 @@ impl Trainer {
         Ok(Some(path))
     }
 
+    /// A fresh run's network from another run's checkpoint (`Settings::init_from`): the weights
+    /// only. Epoch, step, optimizer and schedule start fresh, so the warm start trains the
+    /// network on this folder's replay (a second distillation stage on new targets).
+    pub fn init_weights(
+        &mut self,
+        path: &Path,
+        mut warn: impl FnMut(String),
+    ) -> anyhow::Result<()> {
+        let ck = checkpoint::load(path)?;
+        self.restore_weights(&ck, &mut warn)
+            .with_context(|| format!("initialising from {}", path.display()))
+    }
+
     fn restore(&mut self, ck: &Checkpoint, warn: &mut impl FnMut(String)) -> anyhow::Result<()> {
+        self.restore_weights(ck, warn)?;
+        self.opt
+            .load_state(&ck.optimizer, ck.step)
+            .map_err(anyhow::Error::msg)?;
+        self.warm_start_steps = ck.warm_start_steps;
+        if let Some(best) = &mut self.best {
+            if !ck.best_weights.is_empty() {
+                best.net
+                    .backend()
+                    .with(|bvs, _| checkpoint::restore(bvs, &ck.best_weights))
+                    .map_err(anyhow::Error::msg)?;
+            }
+            (best.epoch, best.elo) = (ck.best_epoch, ck.best_elo);
+        }
+        self.warn_missing_chunks(ck.next_chunk, warn);
+        (self.step, self.epoch, self.games) = (ck.step, ck.epoch, ck.games_played);
+        self.rng = ck.rng.clone();
+        Ok(())
+    }
+
+    /// The checkpoint's network weights, after checking it is this run's form and rule.
+    fn restore_weights(
+        &mut self,
+        ck: &Checkpoint,
+        warn: &mut impl FnMut(String),
+    ) -> anyhow::Result<()> {
         let (blocks, channels) = self.preset.dims();
         let wanted = format!("model_preset {}", self.preset.name());
         ck.check_shape(blocks, channels, &wanted)
@@ -306,22 +345,6 @@ impl Trainer {
                 dropped.join(", ")
             ));
         }
-        self.opt
-            .load_state(&ck.optimizer, ck.step)
-            .map_err(anyhow::Error::msg)?;
-        self.warm_start_steps = ck.warm_start_steps;
-        if let Some(best) = &mut self.best {
-            if !ck.best_weights.is_empty() {
-                best.net
-                    .backend()
-                    .with(|bvs, _| checkpoint::restore(bvs, &ck.best_weights))
-                    .map_err(anyhow::Error::msg)?;
-            }
-            (best.epoch, best.elo) = (ck.best_epoch, ck.best_elo);
-        }
-        self.warn_missing_chunks(ck.next_chunk, warn);
-        (self.step, self.epoch, self.games) = (ck.step, ck.epoch, ck.games_played);
-        self.rng = ck.rng.clone();
         Ok(())
     }
 

@@ -161,6 +161,84 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
     assert_eq!(last.warm_start_steps, 3, "carried through the resume");
 }
 
+/// `--init-from CHECKPOINT`: a fresh run folder starts from another run's weights (its epoch,
+/// step and optimizer fresh) and warm-starts them on its own replay; a checkpoint of another
+/// form is refused, naming the file.
+#[test]
+fn a_fresh_run_starts_from_the_weights_of_another_runs_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let first = Settings {
+        model_preset: Preset::Tiny,
+        board_size: 7,
+        mcts_simulations: 8,
+        parallel_games: 4,
+        selfplay_games: 4,
+        batch_size: 32,
+        train_steps: 3,
+        epochs: 1,
+        eval_frequency: 1,
+        eval_pairs: 1,
+        eval_simulations: 8,
+        eval_vs_uniform: false,
+        eval_vs_classical: true,
+        device: DeviceArg::Cpu,
+        threads: 1,
+        parallel_workers: 2,
+        checkpoint_dir: tmp.path().join("first"),
+        ..Settings::default()
+    };
+    assert_eq!(bootstrap::run(&first, 4, 16, None).unwrap(), 4);
+    assert_eq!(trainer::run::run(&first).unwrap().step, 6);
+    let source = first.checkpoint_dir.join("ckpt-000001.bin");
+    let trained = trainer::network::checkpoint::load(&source).unwrap();
+
+    // A learning rate too small to move an f32 weight: the warm start's checkpoint then holds
+    // exactly the weights it started from (the batch norms' running statistics move with every
+    // batch whatever the rate, so they are left out).
+    let second = Settings {
+        checkpoint_dir: tmp.path().join("second"),
+        init_from: Some(source.clone()),
+        lr: 1e-30,
+        ..first.clone()
+    };
+    assert_eq!(bootstrap::run(&second, 2, 16, None).unwrap(), 2);
+    let sum = trainer::run::run(&second).unwrap();
+    assert!(sum.resumed_from.is_none(), "a fresh run, not a resume");
+    let warm =
+        trainer::network::checkpoint::load(&second.checkpoint_dir.join("ckpt-000000.bin")).unwrap();
+    assert_eq!(warm.epoch, 0);
+    assert_eq!(
+        warm.step, warm.warm_start_steps,
+        "its own steps, not the first run's"
+    );
+    assert!(warm.warm_start_steps > 0, "it warm-started on its replay");
+    let learned = |ck: &trainer::network::checkpoint::Checkpoint| -> Vec<_> {
+        ck.weights
+            .iter()
+            .filter(|w| !w.name.contains(".running_"))
+            .map(|w| (w.name.clone(), w.data.clone()))
+            .collect()
+    };
+    let (started, source_weights) = (learned(&warm), learned(&trained));
+    assert_eq!(started.len(), source_weights.len());
+    let differ: Vec<&str> = started
+        .iter()
+        .zip(&source_weights)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.0.as_str())
+        .collect();
+    assert!(differ.is_empty(), "not the source's weights: {differ:?}");
+
+    let other_form = Settings {
+        checkpoint_dir: tmp.path().join("third"),
+        model_preset: Preset::Small,
+        init_from: Some(source),
+        ..first.clone()
+    };
+    let e = format!("{:#}", trainer::run::run(&other_form).unwrap_err());
+    assert!(e.contains("ckpt-000001.bin"), "{e}");
+}
+
 /// `--teacher FILE`: the games are the search over that network (the engine's embedded default,
 /// written to a file), and the metrics name it; a teacher that is no model is an error naming it.
 #[test]

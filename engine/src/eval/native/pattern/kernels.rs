@@ -229,8 +229,10 @@ mod x86 {
     }
 
     /// Points computed side by side: the nine taps are a chain of dependent multiply-adds, so
-    /// one point at a time waits on their latency; four chains keep the FMA units busy.
-    const BLOCK: usize = 4;
+    /// one point at a time waits on their latency. Two FMA units of four cycles' latency need
+    /// eight chains in flight: eight points in AVX-512's 32 registers; AVX2's 16 hold four.
+    const BLOCK512: usize = 8;
+    const BLOCK256: usize = 4;
 
     /// Eight lanes halved 4, 2 and 1 apart (the last three steps of `halved`).
     #[target_feature(enable = "avx2")]
@@ -240,10 +242,11 @@ mod x86 {
         _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps::<1>(c, c)))
     }
 
-    /// Runs `block` over the board's rows, `BLOCK` points at a time (fewer at a row's end),
+    /// Runs `block` over the board's rows, `block_len` points at a time (fewer at a row's end),
     /// skipping runs of occupied points.
     #[inline(always)]
     fn by_blocks(
+        block_len: usize,
         empty: &[bool],
         w: usize,
         logits: &mut [f32],
@@ -257,7 +260,7 @@ mod x86 {
         {
             let mut x = 0;
             while x < w {
-                let n = BLOCK.min(w - x);
+                let n = block_len.min(w - x);
                 let (i, out) = (row * w + x, &mut logits[x..x + n]);
                 if empty[x..x + n].iter().any(|&e| e) {
                     block(i, out);
@@ -386,15 +389,19 @@ mod x86 {
 
     /// The kernel `$block` (`block512` or `block256`) over the board by `by_blocks`.
     macro_rules! over_board {
-        ($block:ident, $net:expr, $f:expr, $empty:expr, $w:expr, $logits:expr) => {{
+        ($block:ident, $len:expr, $net:expr, $f:expr, $empty:expr, $w:expr, $logits:expr) => {{
             let (net, f, w) = ($net, $f, $w);
-            by_blocks($empty, w, $logits, net.out_bias, |i, out| {
+            by_blocks($len, $empty, w, $logits, net.out_bias, |i, out| {
                 let at = ((i / w) * (w + 2) + i % w) * net.dim;
                 // SAFETY: the features of points i..i + out.len() and their neighbours are
                 // inside the padded image (`logits` checks its length), as are the weights'
                 // rows; the caller has the CPU features.
                 unsafe {
                     match out.len() {
+                        8 => out.copy_from_slice(&$block::<8>(net, f, at, w)),
+                        7 => out.copy_from_slice(&$block::<7>(net, f, at, w)),
+                        6 => out.copy_from_slice(&$block::<6>(net, f, at, w)),
+                        5 => out.copy_from_slice(&$block::<5>(net, f, at, w)),
                         4 => out.copy_from_slice(&$block::<4>(net, f, at, w)),
                         3 => out.copy_from_slice(&$block::<3>(net, f, at, w)),
                         2 => out.copy_from_slice(&$block::<2>(net, f, at, w)),
@@ -417,7 +424,7 @@ mod x86 {
         w: usize,
         logits: &mut [f32],
     ) {
-        over_board!(block512, net, f, empty, w, logits);
+        over_board!(block512, BLOCK512, net, f, empty, w, logits);
     }
 
     /// `P` consecutive points from feature offset `at`.
@@ -462,7 +469,7 @@ mod x86 {
         w: usize,
         logits: &mut [f32],
     ) {
-        over_board!(block256, net, f, empty, w, logits);
+        over_board!(block256, BLOCK256, net, f, empty, w, logits);
     }
 
     /// `P` consecutive points from feature offset `at`, 8 channels a vector.

@@ -5,6 +5,7 @@
 //! Depends on `game` only (and on `tss` through `vcf_first_move`); never on evaluators.
 
 use crate::game::{Board, Color, Pattern, Pos};
+use crate::tss::VcfMemory;
 
 /// What the tactics say about a leaf, for its side to move.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,8 +28,14 @@ pub(crate) fn five_points(board: &Board, c: Color, out: &mut Vec<Pos>) {
     out.extend(board.points_making(c, Pattern::Five));
 }
 
-/// The cheap verdict (fives and five threats), then the VCF hook when `vcf_budget > 0`.
-pub(crate) fn verdict(board: &mut Board, vcf_budget: u32, scratch: &mut Vec<Pos>) -> Verdict {
+/// The cheap verdict (fives and five threats), then the VCF hook when `vcf_budget > 0`, which
+/// shares what it refutes with the search's other leaves through `memory`.
+pub(crate) fn verdict(
+    board: &mut Board,
+    vcf_budget: u32,
+    memory: &mut VcfMemory,
+    scratch: &mut Vec<Pos>,
+) -> Verdict {
     let me = board.side_to_move();
     five_points(board, me, scratch);
     if !scratch.is_empty() {
@@ -51,7 +58,7 @@ pub(crate) fn verdict(board: &mut Board, vcf_budget: u32, scratch: &mut Vec<Pos>
     // leaves), and one scan of the board says so before the search sets up its tables.
     if vcf_budget > 0
         && board.points_making(me, Pattern::Block4).next().is_some()
-        && let Some(p) = vcf_first_move(board, me, vcf_budget)
+        && let Some(p) = vcf_first_move(board, me, vcf_budget, memory)
     {
         return Verdict::Win(vec![p]);
     }
@@ -60,8 +67,14 @@ pub(crate) fn verdict(board: &mut Board, vcf_budget: u32, scratch: &mut Vec<Pos>
 
 /// First move of a victory by continuous fours for `attacker`, if the threat-space search finds
 /// (and verifies) one within `budget` nodes. The single place where MCTS reaches `tss`.
-pub(crate) fn vcf_first_move(board: &mut Board, attacker: Color, budget: u32) -> Option<Pos> {
-    crate::tss::vcf(board, attacker, crate::tss::Budget::nodes(budget as u64))?
+pub(crate) fn vcf_first_move(
+    board: &mut Board,
+    attacker: Color,
+    budget: u32,
+    memory: &mut VcfMemory,
+) -> Option<Pos> {
+    let budget = crate::tss::Budget::nodes(budget as u64);
+    crate::tss::vcf_remembering(board, attacker, budget, memory)?
         .first()
         .copied()
 }

@@ -9,6 +9,7 @@ use super::tactics::{self, Verdict};
 use super::tree::{Proven, Puct, State, Tree, edge_of_key, order_key, quantize_prior};
 use crate::eval::{Evaluation, Evaluator};
 use crate::game::{Board, Cell, Pos};
+use crate::tss::VcfMemory;
 
 /// What the worker needs to know besides the tree.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +47,8 @@ pub(crate) struct Worker {
     collided_len: Vec<usize>,
     scratch: Vec<Pos>,
     kept: Kept,
+    /// The leaves' VCF refutations, shared for this search (one position, one rule).
+    vcf_memory: VcfMemory,
 }
 
 impl Worker {
@@ -62,6 +65,7 @@ impl Worker {
             collided_len: Vec::new(),
             scratch: Vec::new(),
             kept: Kept::default(),
+            vcf_memory: VcfMemory::default(),
         }
     }
 
@@ -193,7 +197,12 @@ impl Worker {
         self.need.clear();
         for i in 0..self.leaves {
             let verdict = if ctx.tactics {
-                tactics::verdict(&mut self.boards[i], ctx.vcf_budget, &mut self.scratch)
+                tactics::verdict(
+                    &mut self.boards[i],
+                    ctx.vcf_budget,
+                    &mut self.vcf_memory,
+                    &mut self.scratch,
+                )
             } else {
                 Verdict::Open
             };

@@ -498,6 +498,49 @@ pub fn vcf(board: &mut Board, attacker: Color, budget: Budget) -> Option<Vec<Pos
     }
 }
 
+/// What many VCF searches on related positions (an MCTS search's leaves) proved between them:
+/// per attacker colour, the positions it has no VCF from. That is a fact of the stones, whatever
+/// led to them, so a search that meets such a position again skips it and spends its budget
+/// elsewhere. The leaves' small share of `Memory`: it forgets everything when the rule or the
+/// board size changes (the hashes do not say which).
+#[derive(Clone, Debug, Default)]
+pub struct VcfMemory {
+    refuted: [vcf::ZobristSet; 2],
+    /// The rule and board size (width, height) the refutations were learnt on.
+    learnt_on: Option<(Rule, usize, usize)>,
+}
+
+impl VcfMemory {
+    /// Positions per colour past which that colour's memory starts over (a few MB at most).
+    const CAP: usize = 1 << 18;
+}
+
+/// `vcf`, starting from and adding to `memory`'s refutations for `attacker`.
+pub fn vcf_remembering(
+    board: &mut Board,
+    attacker: Color,
+    budget: Budget,
+    memory: &mut VcfMemory,
+) -> Option<Vec<Pos>> {
+    let on = Some((board.rule(), board.width(), board.height()));
+    if memory.learnt_on != on {
+        *memory = VcfMemory {
+            learnt_on: on,
+            ..VcfMemory::default()
+        };
+    }
+    let refuted = &mut memory.refuted[attacker.index()];
+    if refuted.len() > VcfMemory::CAP {
+        refuted.clear();
+    }
+    let mut lim = Limits::new(budget);
+    let mut stats = Stats::default();
+    match solve_remembering(board, attacker, WinKind::Vcf, &mut lim, &mut stats, refuted) {
+        Solve::Win(p) => Some(p.line),
+        _ => None,
+    }
+}
+
 /// VCT for `attacker` (moving next): the main line of a verified win, or `None`.
 pub fn vct(board: &mut Board, attacker: Color, budget: Budget) -> Option<Vec<Pos>> {
     match solve_vct(board, attacker, budget).0 {
@@ -549,6 +592,19 @@ pub(crate) fn solve_with(
     lim: &mut Limits,
     stats: &mut Stats,
 ) -> Solve {
+    solve_remembering(b, a, kind, lim, stats, &mut vcf::ZobristSet::default())
+}
+
+/// `solve_with`, its VCF starting from the positions `refuted` already holds for `a` and adding
+/// those it refutes.
+fn solve_remembering(
+    b: &mut Board,
+    a: Color,
+    kind: WinKind,
+    lim: &mut Limits,
+    stats: &mut Stats,
+    refuted: &mut vcf::ZobristSet,
+) -> Solve {
     if !lim.tick() {
         return Solve::Unknown;
     }
@@ -570,12 +626,13 @@ pub(crate) fn solve_with(
             .unwrap_or(Solve::Unknown);
     }
     let (start, used_before) = (Instant::now(), lim.used);
-    let mut s = vcf::VcfSearch::new(a, lim);
+    let mut s = vcf::VcfSearch::with_refuted(a, lim, std::mem::take(refuted));
     let searched = match s.root(b) {
         vcf::Res::Win => Some(Some(std::mem::take(&mut s.strategy))),
         vcf::Res::Fail => Some(None),
         vcf::Res::Abort => None,
     };
+    *refuted = s.into_refuted();
     count_work(stats, kind, lim.used - used_before, start.elapsed());
     match searched {
         None => Solve::Unknown,

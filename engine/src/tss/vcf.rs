@@ -48,10 +48,6 @@ pub(crate) struct VcfSearch<'l> {
 }
 
 impl<'l> VcfSearch<'l> {
-    pub(crate) fn new(a: Color, lim: &'l mut Limits) -> Self {
-        Self::with_refuted(a, lim, ZobristSet::default())
-    }
-
     /// A search that starts from positions already refuted for `a` (by earlier searches for the
     /// same attacker on related positions: a refutation holds whatever led to the position).
     pub(crate) fn with_refuted(a: Color, lim: &'l mut Limits, refuted: ZobristSet) -> Self {

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use engine::game::{Board, Color, Pos, Rule};
 use engine::tss::{
-    Budget, Judged, Memory, RootTactics, Solve, Threat, analyse, analyse_root, analyse_with,
-    defences, solve_vcf, solve_vct, suite, vcf, vct, verify_strategy,
+    Budget, Judged, Memory, RootTactics, Solve, Threat, VcfMemory, analyse, analyse_root,
+    analyse_with, defences, solve_vcf, solve_vct, suite, vcf, vcf_remembering, vct,
+    verify_strategy,
 };
 
 /// Nodes a VCF may spend proving a quiet position has none (it spends far fewer today).
@@ -473,5 +474,46 @@ fn verifier_tries_every_reply_to_a_quiet_threat() {
     assert!(
         !verify_strategy(&mut open_three.clone(), Color::Black, &s),
         "4,7 and 8,7 hold against an open three"
+    );
+}
+
+/// The refutations one VCF leaves in a `VcfMemory` hold for every later position: over the
+/// positions of recorded games (both rules of the file, both colours attacking, one memory for
+/// all), a search that starts from them finds exactly the VCFs a fresh search finds, with a
+/// budget neither runs out of. A memory learnt under one rule is not used under another.
+#[test]
+fn remembered_vcf_refutations_hold_on_every_later_position() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tactics-judged");
+    let text = std::fs::read_to_string(format!("{dir}/freestyle.pgn")).unwrap();
+    let games = engine::notation::parse_records(&text, 1000).unwrap();
+    let budget = || Budget::nodes(200_000);
+    let (mut memory, mut checked, mut wins) = (VcfMemory::default(), 0, 0);
+    for rule in [Rule::Freestyle, Rule::Renju] {
+        for game in games.iter().take(12) {
+            let (w, h) = game.size.unwrap_or((15, 15));
+            let mut b = Board::new(w, h, rule).unwrap();
+            for &(x, y) in &game.moves {
+                for attacker in [Color::Black, Color::White] {
+                    let fresh = vcf(&mut b, attacker, budget());
+                    let remembered = vcf_remembering(&mut b, attacker, budget(), &mut memory);
+                    assert_eq!(
+                        fresh.is_some(),
+                        remembered.is_some(),
+                        "{rule:?}, ply {}, {attacker:?} attacking",
+                        b.move_count()
+                    );
+                    checked += 1;
+                    wins += fresh.is_some() as usize;
+                }
+                let Ok(p) = b.pos(x, y) else { break };
+                if b.play(p).is_err() || b.winner().is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 400 && wins > 20,
+        "{checked} positions, {wins} with a VCF"
     );
 }

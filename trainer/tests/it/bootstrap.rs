@@ -106,10 +106,9 @@ fn bootstrap_games_are_legal_decided_and_take_their_fives() {
     assert!(fives > 0, "some game reached a five");
 }
 
-#[test]
-fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = Settings {
+/// A tiny 7x7 run in `dir`: epochs of 4 self-play games and 3 training steps, one evaluation.
+fn small_run(dir: std::path::PathBuf) -> Settings {
+    Settings {
         model_preset: Preset::Tiny,
         board_size: 7,
         mcts_simulations: 8,
@@ -126,9 +125,15 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
         device: DeviceArg::Cpu,
         threads: 1,
         parallel_workers: 2,
-        checkpoint_dir: tmp.path().to_path_buf(),
+        checkpoint_dir: dir,
         ..Settings::default()
-    };
+    }
+}
+
+#[test]
+fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = small_run(tmp.path().to_path_buf());
     assert_eq!(bootstrap::run(&s, 6, 64, None).unwrap(), 6);
     let replay = Replay::open(&tmp.path().join("replay"), 100_000, |_| {}).unwrap();
     assert_eq!(replay.games().len(), 6);
@@ -167,26 +172,7 @@ fn a_run_over_bootstrap_games_trains_on_them_first_and_resumes_past_that() {
 #[test]
 fn a_fresh_run_starts_from_the_weights_of_another_runs_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
-    let first = Settings {
-        model_preset: Preset::Tiny,
-        board_size: 7,
-        mcts_simulations: 8,
-        parallel_games: 4,
-        selfplay_games: 4,
-        batch_size: 32,
-        train_steps: 3,
-        epochs: 1,
-        eval_frequency: 1,
-        eval_pairs: 1,
-        eval_simulations: 8,
-        eval_vs_uniform: false,
-        eval_vs_classical: true,
-        device: DeviceArg::Cpu,
-        threads: 1,
-        parallel_workers: 2,
-        checkpoint_dir: tmp.path().join("first"),
-        ..Settings::default()
-    };
+    let first = small_run(tmp.path().join("first"));
     assert_eq!(bootstrap::run(&first, 4, 16, None).unwrap(), 4);
     assert_eq!(trainer::run::run(&first).unwrap().step, 6);
     let source = first.checkpoint_dir.join("ckpt-000001.bin");

@@ -990,6 +990,7 @@ mod tests {
         let all_given = Settings {
             eval_openings: Some(PathBuf::from("openings.txt")),
             value_teacher: Some(PathBuf::from("teacher.onnx")),
+            init_from: Some(PathBuf::from("ckpt-000000.bin")),
             ..d
         };
         let table = toml::Table::try_from(&all_given).unwrap();

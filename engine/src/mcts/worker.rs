@@ -1,7 +1,9 @@
 //! One search thread's half of a playout batch: select leaves under the tree lock (virtual loss
 //! keeps them apart), settle tactics and evaluate outside it, then expand and back up under the
-//! lock again. Boards are made and unmade down each path; a pool of `batch` boards stays at the
-//! root between batches, so nothing is cloned per playout.
+//! lock again. A pool of `batch` boards, one per leaf slot, is never cloned per playout: each
+//! board stays where its last playout left it, and the next selection through that slot takes
+//! back only the moves past the nodes the two paths share (playouts of one search mostly share
+//! their first plies, and replaying the whole path from the root was a fifth of a fast search).
 //!
 //! Depends on `game`, the `Evaluator` trait and the tree; never on a concrete evaluator.
 
@@ -32,8 +34,13 @@ pub(crate) struct Gathered {
 
 pub(crate) struct Worker {
     root: Board,
-    /// `boards[i]` is at leaf `i` between gather and apply, at the root otherwise.
+    /// `boards[i]` is at leaf `i` between gather and apply; otherwise where slot `i`'s last
+    /// playout left it, on the nodes `at[i]`.
     boards: Vec<Board>,
+    /// The nodes from the root (`at[i][0] == 0`) whose moves `boards[i]` has played. Node ids
+    /// stay valid while the worker lives: the tree is reset, rebased or pruned only with no
+    /// worker alive (`Search::run` makes its own; the step-wise one is dropped first).
+    at: Vec<Vec<u32>>,
     paths: Vec<Vec<u32>>,
     /// Leaf `i`'s verdict between `prepare` and `apply`/`cancel` (`Open` otherwise). A
     /// `MustBlock` one means `boards[i]` stands one move past the leaf: the block, played for the
@@ -56,6 +63,7 @@ impl Worker {
         Worker {
             root: root.clone(),
             boards: Vec::new(),
+            at: Vec::new(),
             paths: Vec::new(),
             verdicts: Vec::new(),
             leaves: 0,
@@ -108,10 +116,12 @@ impl Worker {
             let slot = self.leaves;
             if self.boards.len() <= slot {
                 self.boards.push(self.root.clone());
+                self.at.push(vec![0]);
                 self.paths.push(Vec::new());
                 self.verdicts.push(Verdict::Open);
             }
             let board = &mut self.boards[slot];
+            let at = &mut self.at[slot];
             let path = &mut self.paths[slot];
             path.clear();
             let mut node = 0u32;
@@ -124,6 +134,7 @@ impl Worker {
                 }
                 match nd.state {
                     State::Fresh => {
+                        take_back_to(board, at, path.len());
                         // Game over here? The five (or the full board) settles the node for good.
                         if board.move_count() > 0 && board.winner().is_some() {
                             let n = &mut tree.nodes[node as usize];
@@ -154,7 +165,13 @@ impl Worker {
                         let Some(child) = tree.child(e) else {
                             break Outcome::Full;
                         };
-                        board.play_unchecked(mv);
+                        // `path` is a prefix of `at`: the board has this move on already when
+                        // the last playout went this way too.
+                        if at.get(path.len()) != Some(&child) {
+                            take_back_to(board, at, path.len());
+                            board.play_unchecked(mv);
+                            at.push(child);
+                        }
                         tree.nodes[child as usize].in_flight += 1;
                         path.push(child);
                         node = child;
@@ -178,9 +195,6 @@ impl Worker {
                     g.collisions += 1;
                 }
                 Outcome::Full => tree.revert(path),
-            }
-            for _ in 1..path.len() {
-                board.undo();
             }
         }
         tree.revert(&self.collided);
@@ -246,7 +260,7 @@ impl Worker {
     }
 
     /// Expands the pending leaves with their evaluations and backs the values up; the boards
-    /// return to the root.
+    /// stay at their leaves (less a block played past one) for the next selection.
     pub fn apply(&mut self, tree: &mut Tree) {
         let mut next_eval = 0;
         for i in 0..self.leaves {
@@ -292,22 +306,21 @@ impl Worker {
             let value = proven.map_or(value, |p| p.value() as f64);
             expand(tree, node, &mut self.kept, proven);
             tree.backup(&self.paths[i], value);
-            self.return_to_root(i, &verdict);
+            if matches!(verdict, Verdict::MustBlock(_)) {
+                self.boards[i].undo();
+            }
         }
         self.leaves = 0;
         self.need.clear();
     }
 
     /// Takes board `i` back from its leaf (and the block played past it, when its verdict was
-    /// `MustBlock`) to the root.
+    /// `MustBlock`) to the root: the leaf's node is `Fresh` again.
     fn return_to_root(&mut self, i: usize, verdict: &Verdict) {
-        let board = &mut self.boards[i];
         if matches!(verdict, Verdict::MustBlock(_)) {
-            board.undo();
+            self.boards[i].undo();
         }
-        for _ in 1..self.paths[i].len() {
-            board.undo();
-        }
+        take_back_to(&mut self.boards[i], &mut self.at[i], 1);
     }
 
     /// Drops the pending leaves without backing anything up (position change, abandoned step).
@@ -325,6 +338,14 @@ impl Worker {
         }
         self.leaves = 0;
         self.need.clear();
+    }
+}
+
+/// Takes `board`'s moves back until it stands on the first `depth` nodes of `at` (1: the root).
+fn take_back_to(board: &mut Board, at: &mut Vec<u32>, depth: usize) {
+    while at.len() > depth {
+        board.undo();
+        at.pop();
     }
 }
 

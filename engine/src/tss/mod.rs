@@ -378,9 +378,9 @@ fn analyse_in(board: &Board, side: Color, budget: Budget, memory: &mut Memory) -
 
 /// The stages of `analyse`. The opponent's threats come before our own long VCT: a VCF is
 /// exhaustive and usually settled in a few milliseconds, and a defence found in time is worth
-/// more than a win found never. The two VCTs then run in slices of growing size, the opponent's
-/// first in each round, until one of them is settled; a win of ours ends the analysis, a win of
-/// theirs leaves our VCT half of what is left and the defence judging the rest.
+/// more than a win found never. The two VCTs then run in slices of growing size, ours first in
+/// each round, until one of them is settled; a win of ours ends the analysis, a win of theirs
+/// leaves our VCT half of what is left and the defence judging the rest.
 fn analyse_inner(
     b: &mut Board,
     side: Color,
@@ -430,18 +430,12 @@ fn analyse_inner(
     };
     if threat.is_none() {
         let mut theirs = Sliced::new(opp, WinKind::Vct);
-        // Slices of 1/32, 1/16, … of what is left: about twice the last each round.
+        // Slices of 1/32, 1/16, … of what is left: about twice the last each round. Ours first
+        // in each round: a win of ours ends the analysis whatever they threaten, and found a
+        // slice earlier it is played that much sooner.
         for den in [32, 16, 8, 4, 2] {
             if lim.stopped() {
                 break;
-            }
-            match theirs.resume_sharing(their_tables, b, lim, (1, den), stats) {
-                Solve::Win(p) => {
-                    threat = Some(p);
-                    break;
-                }
-                Solve::NoWin => break,
-                Solve::Unknown => {}
             }
             match ours.resume_sharing(our_tables, b, lim, (1, den), stats) {
                 Solve::Win(p) => return won(p, proof),
@@ -454,6 +448,14 @@ fn analyse_inner(
                     }
                     break;
                 }
+                Solve::Unknown => {}
+            }
+            match theirs.resume_sharing(their_tables, b, lim, (1, den), stats) {
+                Solve::Win(p) => {
+                    threat = Some(p);
+                    break;
+                }
+                Solve::NoWin => break,
                 Solve::Unknown => {}
             }
         }

@@ -142,8 +142,10 @@ struct Slot {
     /// Colour that would have resigned in a no-resign game.
     would_resign: Option<Color>,
     planes: Vec<f32>,
-    /// This step's evaluations, when the leaves go to a board evaluator.
+    /// This step's evaluations, when the leaves go to a board evaluator, and how long the
+    /// evaluator took for them (its share of the step, reported as the forward's).
     evals: Vec<Evaluation>,
+    eval_time: Duration,
     pending: usize,
     /// Leaves were gathered this step, so `apply` must follow.
     gathered: bool,
@@ -217,6 +219,7 @@ fn new_slot(cfg: &SelfPlayConfig, start: &Board, game: usize) -> anyhow::Result<
         would_resign: None,
         planes: Vec::new(),
         evals: Vec::new(),
+        eval_time: Duration::ZERO,
         pending: 0,
         gathered: false,
         start_visits: 0,
@@ -365,6 +368,7 @@ fn run_games(
     let mut batch_planes: Vec<f32> = Vec::new();
     while !slots.is_empty() {
         pool.install(|| gather(cfg, net, &mut slots));
+        report.forward_time += board_evaluations_time(&mut slots, cfg.parallel_workers);
         let output = forward_all(net, &slots, &mut batch_planes, n, &mut report)?;
         pool.install(|| apply_all(cfg, net, &mut slots, &output))?;
         // Move in every game whose search is done; finish games; refill slots.
@@ -429,7 +433,11 @@ fn gather(cfg: &SelfPlayConfig, net: Leaves<'_>, slots: &mut [Slot]) {
         };
         match net {
             Leaves::Batched(net) => net.encode(&s.search.pending_boards(), &mut s.planes),
-            Leaves::Boards(ev) => ev.evaluate(&s.search.pending_boards(), &mut s.evals),
+            Leaves::Boards(ev) => {
+                let t0 = Instant::now();
+                ev.evaluate(&s.search.pending_boards(), &mut s.evals);
+                s.eval_time = t0.elapsed();
+            }
         }
     })
 }
@@ -444,7 +452,7 @@ fn forward_all(
     report: &mut SelfPlayReport,
 ) -> anyhow::Result<NetOutput> {
     let total: usize = slots.iter().map(|s| s.pending).sum();
-    // A board evaluator answered in the gather: its time is the gather's, not a forward's.
+    // A board evaluator answered in the gather (`board_evaluations_time` counted its time).
     let net = match net {
         Leaves::Batched(net) if total > 0 => net,
         Leaves::Boards(_) if total > 0 => {
@@ -466,6 +474,17 @@ fn forward_all(
     report.forwards += 1;
     report.leaves += total;
     Ok(out)
+}
+
+/// The board evaluator's time in this step's gather (zero for batched leaves), taken from the
+/// slots: each game's leaves were evaluated on the thread that gathered them, so the sum is
+/// spread over the `threads` that ran the gather, as the wall time a forward would have taken.
+fn board_evaluations_time(slots: &mut [Slot], threads: usize) -> Duration {
+    let spent: Duration = slots
+        .iter_mut()
+        .map(|s| std::mem::take(&mut s.eval_time))
+        .sum();
+    spent / threads.clamp(1, slots.len().max(1)) as u32
 }
 
 /// Step 3: every game (in parallel) backs up its share of the forward.

@@ -120,64 +120,12 @@ impl Worker {
                 self.paths.push(Vec::new());
                 self.verdicts.push(Verdict::Open);
             }
-            let board = &mut self.boards[slot];
-            let at = &mut self.at[slot];
-            let path = &mut self.paths[slot];
-            path.clear();
-            let mut node = 0u32;
-            tree.nodes[0].in_flight += 1;
-            path.push(0);
-            let outcome = loop {
-                let nd = tree.nodes[node as usize];
-                if let (true, Some(p)) = (node != 0, nd.proven) {
-                    break Outcome::Proven(p);
-                }
-                match nd.state {
-                    State::Fresh => {
-                        take_back_to(board, at, path.len());
-                        // Game over here? The five (or the full board) settles the node for good.
-                        if board.move_count() > 0 && board.winner().is_some() {
-                            let n = &mut tree.nodes[node as usize];
-                            n.proven = Some(Proven::Win);
-                            n.state = State::Expanded;
-                            break Outcome::Proven(Proven::Win);
-                        }
-                        if board.is_full() {
-                            let n = &mut tree.nodes[node as usize];
-                            n.proven = Some(Proven::Draw);
-                            n.state = State::Expanded;
-                            break Outcome::Proven(Proven::Draw);
-                        }
-                        tree.nodes[node as usize].state = State::Pending;
-                        break Outcome::Leaf;
-                    }
-                    State::Pending => break Outcome::Collision,
-                    State::Expanded => {
-                        if nd.n_edges == 0 {
-                            // Only a root can be here unproven (nothing to play): score it a draw.
-                            break Outcome::Proven(nd.proven.unwrap_or(Proven::Draw));
-                        }
-                        let e = match root_edge {
-                            Some(e) if node == 0 => e,
-                            _ => tree.select(node, node == 0, &ctx.puct),
-                        };
-                        let mv = tree.edges[e].mv;
-                        let Some(child) = tree.child(e) else {
-                            break Outcome::Full;
-                        };
-                        // `path` is a prefix of `at`: the board has this move on already when
-                        // the last playout went this way too.
-                        if at.get(path.len()) != Some(&child) {
-                            take_back_to(board, at, path.len());
-                            board.play_unchecked(mv);
-                            at.push(child);
-                        }
-                        tree.nodes[child as usize].in_flight += 1;
-                        path.push(child);
-                        node = child;
-                    }
-                }
-            };
+            let (board, at, path) = (
+                &mut self.boards[slot],
+                &mut self.at[slot],
+                &mut self.paths[slot],
+            );
+            let outcome = descend(tree, board, at, path, ctx, root_edge);
             match outcome {
                 Outcome::Leaf => {
                     self.leaves += 1;
@@ -346,6 +294,82 @@ fn take_back_to(board: &mut Board, at: &mut Vec<u32>, depth: usize) {
     while at.len() > depth {
         board.undo();
         at.pop();
+    }
+}
+
+/// One playout's selection: from the root down the tree by PUCT (through `root_edge` at the
+/// root when given), marking the path in flight, to a new leaf (left `Pending`), a settled node
+/// or a collision. `path` gets the nodes from the root; `board` follows from the nodes `at` it
+/// stood on, taking back only the moves past the nodes the two paths share. A leaf's board is
+/// brought exactly to it (the five and full-board checks and the evaluator read it there);
+/// after any other outcome it may stand further down the last path.
+fn descend(
+    tree: &mut Tree,
+    board: &mut Board,
+    at: &mut Vec<u32>,
+    path: &mut Vec<u32>,
+    ctx: &Ctx,
+    root_edge: Option<usize>,
+) -> Outcome {
+    path.clear();
+    let mut node = 0u32;
+    tree.nodes[0].in_flight += 1;
+    path.push(0);
+    loop {
+        let nd = tree.nodes[node as usize];
+        if let (true, Some(p)) = (node != 0, nd.proven) {
+            return Outcome::Proven(p);
+        }
+        match nd.state {
+            State::Fresh => {
+                take_back_to(board, at, path.len());
+                // Game over here? The five (or the full board) settles the node for good.
+                let settled = if board.move_count() > 0 && board.winner().is_some() {
+                    Some(Proven::Win)
+                } else if board.is_full() {
+                    Some(Proven::Draw)
+                } else {
+                    None
+                };
+                let n = &mut tree.nodes[node as usize];
+                return match settled {
+                    Some(p) => {
+                        n.proven = Some(p);
+                        n.state = State::Expanded;
+                        Outcome::Proven(p)
+                    }
+                    None => {
+                        n.state = State::Pending;
+                        Outcome::Leaf
+                    }
+                };
+            }
+            State::Pending => return Outcome::Collision,
+            State::Expanded => {
+                if nd.n_edges == 0 {
+                    // Only a root can be here unproven (nothing to play): score it a draw.
+                    return Outcome::Proven(nd.proven.unwrap_or(Proven::Draw));
+                }
+                let e = match root_edge {
+                    Some(e) if node == 0 => e,
+                    _ => tree.select(node, node == 0, &ctx.puct),
+                };
+                let mv = tree.edges[e].mv;
+                let Some(child) = tree.child(e) else {
+                    return Outcome::Full;
+                };
+                // `path` is a prefix of `at`: the board has this move on already when the last
+                // playout went this way too.
+                if at.get(path.len()) != Some(&child) {
+                    take_back_to(board, at, path.len());
+                    board.play_unchecked(mv);
+                    at.push(child);
+                }
+                tree.nodes[child as usize].in_flight += 1;
+                path.push(child);
+                node = child;
+            }
+        }
     }
 }
 

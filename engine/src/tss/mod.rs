@@ -343,7 +343,7 @@ pub struct Analysis {
 
 /// Root analysis for `side` (who moves next), cheapest and most urgent first within `budget`: a
 /// five now; our VCF; facing a four, our VCT through the block, else the block; the opponent's
-/// VCF, then the opponent's VCT (short); our VCT; and when the opponent has a win, the defences
+/// VCF; then our VCT and the opponent's in turns; and when the opponent has a win, the defences
 /// against it with whatever is left. See `analyse_inner` for the shares.
 pub fn analyse(board: &Board, side: Color, budget: Budget) -> Analysis {
     analyse_in(board, side, budget, &mut Memory::default())

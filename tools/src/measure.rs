@@ -694,8 +694,15 @@ fn network(seconds: f64, only: &[String], pattern_dim: usize) -> Result<(), Stri
     pattern_network(seconds, &kernels, true, pattern_dim)
 }
 
+/// Leaves of the pattern network's walk.
+const WALK_LEAVES: usize = 256;
+
 /// `n` 15x15 freestyle boards along a search-like walk from a 30-stone middle game: each leaf
 /// is the last one with 0 to 3 moves taken back and 1 to 3 played (never above the root).
+///
+/// A search evaluates the few boards of its slots, each kept in cache; a board is 25 KB, so
+/// the walk is kept short (`WALK_LEAVES`) and run again and again: 4,096 separate boards made
+/// every evaluation read a board from memory, a cost of the bench and not of the network.
 fn pattern_walk(n: usize) -> Vec<Board> {
     let root = engine::bench::position(Rule::Freestyle, 30);
     let (mut rng, mut board) = (Rng::new(74), root.clone());
@@ -770,7 +777,7 @@ fn pattern_network(
     let w = PatternWeights::random(dim, 1).map_err(|e| e.to_string())?;
     let bytes = engine::net::pattern_onnx_bytes(&w, &w.meta(0)).map_err(|e| e.to_string())?;
     let net = PatternNet::from_bytes(&bytes).map_err(|e| e.to_string())?;
-    let boards = pattern_walk(4096);
+    let boards = pattern_walk(WALK_LEAVES);
     println!();
     println!(
         "pattern network (D={dim}, random weights), 15x15, one thread, a search-like walk of {} \

@@ -36,7 +36,7 @@ pub mod onnx;
 pub mod onnx_evaluator;
 pub mod slot;
 
-use crate::game::{Board, MAX_SIZE};
+use crate::game::Board;
 
 /// One evaluated position.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -122,13 +122,8 @@ impl Evaluator for UniformEvaluator {
 
 /// Softmax of `logits` over the legal points of `board`, written into `policy` (zero elsewhere).
 pub fn masked_softmax(board: &Board, logits: &[f32], policy: &mut [f32]) {
-    let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
-    let mut n = 0;
-    board.for_each_legal(|_, i| {
-        legal[n] = i as u16;
-        n += 1;
-    });
-    softmax_over(&legal[..n], logits, policy);
+    board.legal_mask(policy, 1.0);
+    softmax_in_mask(logits, policy);
 }
 
 /// `masked_softmax` with the legal points read from the position's encoded input planes (empty
@@ -145,39 +140,99 @@ pub fn masked_softmax_planes(planes: &[f32], logits: &[f32], policy: &mut [f32])
         plane(features::OPPONENT),
         plane(features::FORBIDDEN),
     );
-    let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
-    let mut n = 0;
-    for i in 0..area.min(legal.len()) {
-        if own[i] == 0.0 && opp[i] == 0.0 && forbidden[i] == 0.0 {
-            legal[n] = i as u16;
-            n += 1;
-        }
+    for (i, m) in policy.iter_mut().enumerate() {
+        let legal = own[i] == 0.0 && opp[i] == 0.0 && forbidden[i] == 0.0;
+        *m = if legal { 1.0 } else { 0.0 };
     }
-    softmax_over(&legal[..n], logits, policy);
+    softmax_in_mask(logits, policy);
 }
 
-/// Softmax of `logits` over the `legal` indices into `policy` (zero elsewhere; uniform over
-/// them when the logits overflow).
-pub(crate) fn softmax_over(legal: &[u16], logits: &[f32], policy: &mut [f32]) {
-    policy.iter_mut().for_each(|v| *v = 0.0);
-    let max = legal
-        .iter()
-        .map(|&i| logits[i as usize])
-        .fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for &i in legal {
-        let v = (logits[i as usize] - max).exp();
-        policy[i as usize] = v;
-        sum += v;
-    }
-    if sum > 0.0 && sum.is_finite() {
-        policy.iter_mut().for_each(|v| *v /= sum);
-    } else {
-        let share = 1.0 / legal.len().max(1) as f32;
-        for &i in legal {
-            policy[i as usize] = share;
+/// Lanes of the softmax's sum: a fixed order of additions, whatever width the compiler gives
+/// the loop.
+const SUM_LANES: usize = 16;
+
+/// Softmax of `logits` over the points where `policy` is not zero on entry (the legal mask),
+/// in place: zero elsewhere, uniform over the legal points when the logits overflow. Every loop
+/// is branch-free over the whole board, compiled for the vector width of `Simd::chosen`; the
+/// exponential is `exp_nonpositive`, not libm's (a call per point was the largest part of the
+/// softmax).
+///
+/// # Panics
+/// If `logits` is shorter than `policy` (a caller bug).
+pub(crate) fn softmax_in_mask(logits: &[f32], policy: &mut [f32]) {
+    let logits = &logits[..policy.len()];
+    native::simd::vectorized(native::Simd::chosen(), SoftmaxInMask { logits, policy });
+}
+
+struct SoftmaxInMask<'a> {
+    logits: &'a [f32],
+    policy: &'a mut [f32],
+}
+
+impl native::simd::Elementwise for SoftmaxInMask<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let SoftmaxInMask { logits, policy } = self;
+        let max = logits
+            .iter()
+            .zip(policy.iter())
+            .map(|(&x, &m)| if m != 0.0 { x } else { f32::NEG_INFINITY })
+            .fold(f32::NEG_INFINITY, f32::max);
+        // A legal point's value is at least e^-86 > 0, so "positive" stays the mask.
+        for (p, &x) in policy.iter_mut().zip(logits) {
+            let e = exp_nonpositive(x - max);
+            *p = if *p != 0.0 { e } else { 0.0 };
+        }
+        let mut part = [0f32; SUM_LANES];
+        let mut chunks = policy.chunks_exact(SUM_LANES);
+        for chunk in &mut chunks {
+            part.iter_mut().zip(chunk).for_each(|(s, &v)| *s += v);
+        }
+        part.iter_mut()
+            .zip(chunks.remainder())
+            .for_each(|(s, &v)| *s += v);
+        let sum = part.iter().sum::<f32>();
+        if sum > 0.0 && sum.is_finite() {
+            policy.iter_mut().for_each(|v| *v /= sum);
+        } else {
+            let legal = policy.iter().filter(|&&v| v > 0.0).count();
+            let share = 1.0 / legal.max(1) as f32;
+            policy
+                .iter_mut()
+                .for_each(|v| *v = if *v > 0.0 { share } else { 0.0 });
         }
     }
+}
+
+/// `e^x` for `x <= 0` (e^-86 for NaN and below -86): Cody-Waite reduction by ln 2 and
+/// Cephes' degree-7 polynomial for `expf` (about 1 ulp), in plain arithmetic that the compiler
+/// vectorizes and never fuses, so every vector width gives the same bits.
+#[inline(always)]
+// max/min rather than clamp: clamp keeps a NaN.
+#[allow(clippy::manual_clamp)]
+fn exp_nonpositive(x: f32) -> f32 {
+    // 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    // ln 2 in two parts: n * LN2_HI is exact for |n| < 2^15.
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    const P: [f32; 6] = [
+        1.987_569_1e-4,
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        0.166_666_65,
+        0.5,
+    ];
+    // `max` drops a NaN; -86 keeps 2^n a normal number.
+    let x = x.max(-86.0).min(0.0);
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
+    let r = (x - n * LN2_HI) - n * LN2_LO;
+    let p = P.iter().fold(0.0, |acc, &c| acc * r + c);
+    let y = p * r * r + r + 1.0;
+    let k = t.to_bits() as i32 - ROUND.to_bits() as i32;
+    f32::from_bits((y.to_bits() as i32 + (k << 23)) as u32)
 }
 
 #[cfg(test)]
@@ -244,6 +299,38 @@ mod tests {
                 assert_eq!(out[0].policy[b.dense_index(p)], want);
             }
         }
+    }
+
+    #[test]
+    fn the_softmax_exponential_is_within_two_ulp_of_libm() {
+        let mut x = 0.0f32;
+        while x > -86.0 {
+            let (got, want) = (exp_nonpositive(x), x.exp());
+            let ulp = (want.to_bits() as i64 - got.to_bits() as i64).abs();
+            assert!(ulp <= 2, "e^{x}: {got} against libm's {want}");
+            x -= 0.001_37;
+        }
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert!(exp_nonpositive(f32::NAN) > 0.0 && exp_nonpositive(f32::NAN) < 1e-37);
+        assert_eq!(exp_nonpositive(f32::NEG_INFINITY), exp_nonpositive(-86.0));
+    }
+
+    #[test]
+    fn the_softmax_sums_to_one_over_the_legal_points_and_survives_overflow() {
+        let logits = [3.0, f32::NAN, -1.0, 50.0, 2.0, f32::INFINITY, 0.5];
+        let mut p = [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0];
+        softmax_in_mask(&logits, &mut p);
+        assert_eq!((p[2], p[4], p[5]), (0.0, 0.0, 0.0));
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert!(p[3] > 0.99 && p[1] > 0.0 && p[0] > 0.0);
+        // An infinite legal logit: every shifted logit is NaN, and the share is uniform.
+        let mut q = [1.0, 0.0, 1.0];
+        softmax_in_mask(&[f32::INFINITY, 0.0, 1.0], &mut q);
+        assert!(q[0] > 0.0 && q[2] > 0.0 && q[1] == 0.0);
+        assert!((q.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        let mut none = [0.0; 3];
+        softmax_in_mask(&[1.0, 2.0, 3.0], &mut none);
+        assert_eq!(none, [0.0; 3]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 
 use super::{PatternNet, PatternState};
-use crate::eval::{Evaluation, Evaluator, softmax_over};
+use crate::eval::{Evaluation, Evaluator, softmax_in_mask};
 use crate::game::{Board, Cell, MAX_SIZE};
 
 pub struct PatternEvaluator {
@@ -45,34 +45,32 @@ impl PatternEvaluator {
         pool.push(state);
     }
 
-    /// One board: the legal points and the forbidden ones, the network, the masked softmax.
+    /// One board: the legal points (into the policy, as the softmax's mask) and the forbidden
+    /// ones, the network, the masked softmax.
     fn evaluate_one(&self, state: &mut PatternState, board: &Board, e: &mut Evaluation) {
         let area = board.width() * board.height();
-        let mut legal = [0u16; MAX_SIZE * MAX_SIZE];
-        let mut forbidden = [0usize; MAX_SIZE * MAX_SIZE];
-        let (mut n, mut f) = (0, 0);
-        board.for_each_legal(|_, i| {
-            legal[n] = i as u16;
-            n += 1;
-        });
-        if board.side_has_forbidden_points() {
+        e.policy.resize(area, 0.0);
+        board.legal_mask(&mut e.policy, 1.0);
+        let mut listed;
+        let forbidden: &[usize] = if board.side_has_forbidden_points() {
             // Empty points that are not legal are the forbidden ones.
-            let mut next = 0;
-            for i in 0..area {
-                if next < n && legal[next] as usize == i {
-                    next += 1;
-                } else if board.cell(board.from_dense(i)) == Cell::Empty {
-                    forbidden[f] = i;
+            listed = [0usize; MAX_SIZE * MAX_SIZE];
+            let mut f = 0;
+            for (i, &m) in e.policy.iter().enumerate() {
+                if m == 0.0 && board.cell(board.from_dense(i)) == Cell::Empty {
+                    listed[f] = i;
                     f += 1;
                 }
             }
-        }
+            &listed[..f]
+        } else {
+            &[]
+        };
         let mut logits = [0f32; MAX_SIZE * MAX_SIZE];
         let value = self
             .net
-            .evaluate(state, board, &forbidden[..f], &mut logits[..area]);
-        e.policy.resize(area, 0.0);
-        softmax_over(&legal[..n], &logits[..area], &mut e.policy);
+            .evaluate(state, board, forbidden, &mut logits[..area]);
+        softmax_in_mask(&logits[..area], &mut e.policy);
         e.value = value.clamp(-1.0, 1.0);
     }
 }

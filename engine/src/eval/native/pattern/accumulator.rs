@@ -39,9 +39,9 @@ struct View {
     /// `[point][dim]`.
     acc: Vec<i16>,
     /// A key's value before this sync's first change of it (`UNTOUCHED` otherwise), and the
-    /// keys changed: a key changed by several stones costs one row update.
+    /// keys changed with their points: a key changed by several stones costs one row update.
     before: Vec<u32>,
-    touched: Vec<u32>,
+    touched: Vec<(u32, u32)>,
     /// Row updates for one vectorized pass: (accumulator offset, old key, new key).
     pending: Vec<(u32, u32, u32)>,
 }
@@ -154,11 +154,12 @@ impl View {
                 if qx < 0 || qy < 0 || qx >= wi || qy >= hi {
                     continue;
                 }
-                let slot = d * area + (qy * wi + qx) as usize;
+                let point = (qy * wi + qx) as usize;
+                let slot = d * area + point;
                 let key = self.keys[slot];
                 if self.before[slot] == UNTOUCHED {
                     self.before[slot] = key;
-                    self.touched.push(slot as u32);
+                    self.touched.push((slot as u32, point as u32));
                 }
                 let delta = code * key_weight(k);
                 self.keys[slot] = if put { key + delta } else { key - delta };
@@ -168,15 +169,14 @@ impl View {
 
     /// One row update per key this sync changed, then the updates in one pass.
     fn flush(&mut self, table: &QTable, simd: Simd) {
-        let area = self.size.0 * self.size.1;
         let dim = table.dim();
         self.pending.clear();
-        for &slot in &self.touched {
+        for &(slot, point) in &self.touched {
             let slot = slot as usize;
             let (old, new) = (self.before[slot], self.keys[slot]);
             self.before[slot] = UNTOUCHED;
             if old != new {
-                self.pending.push((((slot % area) * dim) as u32, old, new));
+                self.pending.push((point * dim as u32, old, new));
             }
         }
         self.touched.clear();

@@ -103,6 +103,11 @@ enum Figure {
         /// `pattern64`).
         #[arg(long, default_value_t = engine::net::pattern::DEFAULT_DIM, value_parser = pattern_width)]
         pattern_dim: usize,
+        /// Leaves of the pattern network's walk (64 at least), each a separate board, walked
+        /// again and again: a search's few boards stay in cache, a long walk measures the
+        /// boards' cache misses.
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(64..=65536))]
+        walk_leaves: u32,
     },
 }
 
@@ -144,7 +149,8 @@ pub fn run(args: Args) -> Result<(), String> {
             seconds,
             kernels,
             pattern_dim,
-        } => network(seconds, &kernels, pattern_dim),
+            walk_leaves,
+        } => network(seconds, &kernels, (pattern_dim, walk_leaves as usize)),
     }
 }
 
@@ -656,7 +662,8 @@ fn positions_per_second(
     Ok(done as f64 / start.elapsed().as_secs_f64())
 }
 
-fn network(seconds: f64, only: &[String], pattern_dim: usize) -> Result<(), String> {
+/// `pattern`: the pattern network's width and its walk's leaves.
+fn network(seconds: f64, only: &[String], pattern: (usize, usize)) -> Result<(), String> {
     use engine::eval::native::{NativeNet, Simd};
     let (file, bytes) = engine::eval::embedded::DEFAULT_MODELS[0];
     let planes = network_positions(64);
@@ -688,21 +695,19 @@ fn network(seconds: f64, only: &[String], pattern_dim: usize) -> Result<(), Stri
         println!("{row}");
     }
     if !only.is_empty() {
-        return pattern_network(seconds, &kernels, false, pattern_dim);
+        return pattern_network(seconds, &kernels, false, pattern);
     }
     network_onnx(seconds, bytes, &planes, &batches)?;
-    pattern_network(seconds, &kernels, true, pattern_dim)
+    pattern_network(seconds, &kernels, true, pattern)
 }
-
-/// Leaves of the pattern network's walk.
-const WALK_LEAVES: usize = 256;
 
 /// `n` 15x15 freestyle boards along a search-like walk from a 30-stone middle game: each leaf
 /// is the last one with 0 to 3 moves taken back and 1 to 3 played (never above the root).
 ///
 /// A search evaluates the few boards of its slots, each kept in cache; a board is 25 KB, so
-/// the walk is kept short (`WALK_LEAVES`) and run again and again: 4,096 separate boards made
-/// every evaluation read a board from memory, a cost of the bench and not of the network.
+/// `bench network` keeps the walk short (256 leaves) and runs it again and again: 4,096
+/// separate boards made every evaluation read a board from memory, a cost of the bench and not
+/// of the network.
 fn pattern_walk(n: usize) -> Vec<Board> {
     let root = engine::bench::position(Rule::Freestyle, 30);
     let (mut rng, mut board) = (Rng::new(74), root.clone());
@@ -769,7 +774,7 @@ fn pattern_network(
     seconds: f64,
     kernels: &[engine::eval::native::Simd],
     onnx: bool,
-    dim: usize,
+    (dim, leaves): (usize, usize),
 ) -> Result<(), String> {
     use engine::eval::Evaluator;
     use engine::eval::native::pattern::{PatternEvaluator, PatternNet, PatternState};
@@ -777,7 +782,7 @@ fn pattern_network(
     let w = PatternWeights::random(dim, 1).map_err(|e| e.to_string())?;
     let bytes = engine::net::pattern_onnx_bytes(&w, &w.meta(0)).map_err(|e| e.to_string())?;
     let net = PatternNet::from_bytes(&bytes).map_err(|e| e.to_string())?;
-    let boards = pattern_walk(WALK_LEAVES);
+    let boards = pattern_walk(leaves);
     println!();
     println!(
         "pattern network (D={dim}, random weights), 15x15, one thread, a search-like walk of {} \

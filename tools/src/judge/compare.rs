@@ -172,10 +172,12 @@ mod tests {
             if path.extension().is_none_or(|e| e != "txt") {
                 continue;
             }
-            let (rule, held_out) = match stem.strip_suffix("-held-out") {
-                Some(rule) => (rule.to_string(), true),
-                None => (stem.clone(), false),
+            // RULE[-SOURCE][-held-out].txt: `freestyle`, `freestyle-classical-held-out`.
+            let (part, held_out) = match stem.strip_suffix("-held-out") {
+                Some(part) => (part, true),
+                None => (stem.as_str(), false),
             };
+            let rule = part.split('-').next().unwrap_or_default();
             let text = std::fs::read_to_string(&path).expect("a committed suite");
             let ps = suite::parse(&text).expect("a valid suite");
             let notes = judge_notes(&text).expect("valid judge lines");

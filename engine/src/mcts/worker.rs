@@ -254,9 +254,7 @@ impl Worker {
             let value = proven.map_or(value, |p| p.value() as f64);
             expand(tree, node, &mut self.kept, proven);
             tree.backup(&self.paths[i], value);
-            if matches!(verdict, Verdict::MustBlock(_)) {
-                self.boards[i].undo();
-            }
+            self.back_to_leaf(i, &verdict);
         }
         self.leaves = 0;
         self.need.clear();
@@ -265,10 +263,16 @@ impl Worker {
     /// Takes board `i` back from its leaf (and the block played past it, when its verdict was
     /// `MustBlock`) to the root: the leaf's node is `Fresh` again.
     fn return_to_root(&mut self, i: usize, verdict: &Verdict) {
+        self.back_to_leaf(i, verdict);
+        take_back_to(&mut self.boards[i], &mut self.at[i], 1);
+    }
+
+    /// Takes back the block a `MustBlock` verdict played past leaf `i`: `boards[i]` stands on
+    /// the leaf again, as `at[i]` says.
+    fn back_to_leaf(&mut self, i: usize, verdict: &Verdict) {
         if matches!(verdict, Verdict::MustBlock(_)) {
             self.boards[i].undo();
         }
-        take_back_to(&mut self.boards[i], &mut self.at[i], 1);
     }
 
     /// Drops the pending leaves without backing anything up (position change, abandoned step).
